@@ -1,0 +1,131 @@
+//! A symmetric positive definite linearisation of the [projection](super::projection)
+//! friction law, for matrix-free Krylov solvers (the GPU backend).
+//!
+//! The stick/slip decision is the projection residual's, on the current iterate. In
+//! scaled variables (see [`super`]):
+//!
+//! * **Stick**: two rows $J_{t_i}\Delta u + \varepsilon_t\Delta\hat\lambda_i = -(\hat v_i + \varepsilon_t\hat\lambda_i)$,
+//!   $\varepsilon_t = 10^{-6}/\hat\rho$ — a matrix regularisation that keeps redundant
+//!   stick rows (four corners of a box) solvable.
+//! * **Slip** along $\hat y$ with $\kappa = R/|y|$: the force along $\hat y$ is set,
+//!   $\Delta\hat\lambda_{\hat y} = R - \hat y\cdot\hat\lambda$, and one row remains across
+//!   it, along $e \perp \hat y$:
+//!   $$(e^\top \hat J_t)\Delta u + c\thinspace \Delta\hat\lambda_e = -\frac{e\cdot\hat\lambda}{\hat\rho\kappa},\qquad
+//!   c = \frac{1-\kappa}{\hat\rho\kappa} \ge 0.$$
+//!   This is the semismooth step projected on $e$ with only the $\partial R/\partial\lambda_n$
+//!   coupling dropped (lagged one iterate). If $\kappa < 10^{-9}$ the force across is
+//!   set to zero too.
+//!
+//! The rows' multipliers are scaled forces; the physical force is $\lambda = S\hat\lambda$,
+//! so each row's Jacobian is also its force direction and the system stays symmetric.
+
+use nalgebra::Vector2;
+
+use super::FrictionCone;
+use super::projection::{SLIP_BAND, SlipState, evaluate};
+use crate::row::{Row, RowJacobian};
+
+/// Relative stick regularisation $\varepsilon_t\hat\rho$.
+pub const STICK_REGULARIZATION: f64 = 1e-6;
+
+/// Below this $\kappa$ a slipping contact has no row across the slip.
+pub const KAPPA_MIN: f64 = 1e-9;
+
+/// One scaled friction row and the physical force per unit of its multiplier.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaledRow {
+    /// Residual, Jacobian $e^\top\hat J_t$, compliance (see [`Row`]).
+    pub row: Row,
+    /// Physical force direction $S e$ in the tangent frame: $\lambda_t$ changes by
+    /// this times the change of the row's multiplier.
+    pub force_direction: Vector2<f64>,
+    /// The row's multiplier at the current iterate, $e\cdot\hat\lambda$.
+    pub multiplier: f64,
+}
+
+/// The symmetric friction linearisation of one contact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SymmetricFriction {
+    /// Two regularised stick rows, along $t_1$ and $t_2$.
+    Stick([ScaledRow; 2]),
+    /// A slipping contact.
+    Slip {
+        /// The prescribed change of the physical force $\Delta\lambda_t$ (N).
+        fixed_step: Vector2<f64>,
+        /// The row across the slip, absent when $\kappa < 10^{-9}$.
+        across: Option<ScaledRow>,
+    },
+}
+
+/// Builds the symmetric linearisation at the current iterate.
+#[allow(clippy::too_many_arguments)]
+pub fn linearize(
+    cone: &FrictionCone,
+    lambda_t: &Vector2<f64>,
+    lambda_n: f64,
+    v_t: &Vector2<f64>,
+    w_t: &Vector2<f64>,
+    tangent_jacobians: &[RowJacobian; 2],
+    h: f64,
+) -> SymmetricFriction {
+    let eval = evaluate(cone, lambda_t, lambda_n, v_t, w_t, h);
+    let sc = cone.scaling();
+    let lam = sc.force_to_scaled(lambda_t);
+    let v = sc.velocity_to_scaled(v_t);
+    let [j1, j2] = *tangent_jacobians;
+    let scaled_jacobian = |e: &Vector2<f64>| j1 * (e.x * sc.s.x) + j2 * (e.y * sc.s.y);
+    match eval.state {
+        SlipState::Stick => {
+            let eps = STICK_REGULARIZATION / eval.rho;
+            SymmetricFriction::Stick([0, 1].map(|i| {
+                let e = Vector2::ith(i, 1.0);
+                ScaledRow {
+                    row: Row {
+                        residual: v[i] + eps * lam[i],
+                        jacobian: scaled_jacobian(&e),
+                        compliance: eps / h,
+                    },
+                    force_direction: sc.force_from_scaled(&e),
+                    multiplier: lam[i],
+                }
+            }))
+        }
+        SlipState::Slip { direction, kappa } => {
+            let radius = sc.mu * lambda_n.max(0.0);
+            // A zero trial force has no direction: any unit vector is a valid choice.
+            let dir = if direction == Vector2::zeros() {
+                Vector2::x()
+            } else {
+                direction
+            };
+            let e = Vector2::new(-dir.y, dir.x);
+            let along = dir * (radius - dir.dot(&lam));
+            if kappa < KAPPA_MIN {
+                return SymmetricFriction::Slip {
+                    fixed_step: sc.force_from_scaled(&(along - e * e.dot(&lam))),
+                    across: None,
+                };
+            }
+            let rk = eval.rho * kappa;
+            SymmetricFriction::Slip {
+                fixed_step: sc.force_from_scaled(&along),
+                across: Some(ScaledRow {
+                    row: Row {
+                        residual: e.dot(&lam) / rk,
+                        jacobian: scaled_jacobian(&e),
+                        compliance: ((1.0 - kappa) / rk).max(0.0) / h,
+                    },
+                    force_direction: sc.force_from_scaled(&e),
+                    multiplier: e.dot(&lam),
+                }),
+            }
+        }
+    }
+}
+
+/// Whether `lambda_t` lies in the cone of radius $\mu\lambda_n$ up to the slip band
+/// (a convenience for callers checking their results).
+pub fn inside_cone(cone: &FrictionCone, lambda_t: &Vector2<f64>, lambda_n: f64) -> bool {
+    let sc = cone.scaling();
+    sc.force_to_scaled(lambda_t).norm() <= sc.mu * lambda_n.max(0.0) * (1.0 + SLIP_BAND)
+}
