@@ -24,7 +24,9 @@ use nalgebra::Vector3;
 
 use crate::error::{ConstraintError, non_negative};
 use crate::joint::JointGeometry;
+use crate::joint::lock::slide_lock_stiffness;
 use crate::row::{Row, RowJacobian};
+use crate::stiffness::Stiffness;
 
 /// A joint coordinate $q$ (rad or m) and its velocity Jacobian ($\dot q = J u$).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -245,5 +247,33 @@ pub fn coordinate(
     match kind {
         CoordinateKind::Angle => revolute_coordinate(&g, axis),
         CoordinateKind::Displacement => prismatic_coordinate(&g, axis),
+    }
+}
+
+/// Geometric stiffness of a drive row with force `lambda` (see [`Stiffness`]): the
+/// slider's is that of a [slide lock](crate::joint::lock::slide_lock) along the axis
+/// (the same force Jacobian); the hinge's is taken by central differences (step 1e-6
+/// rad), its closed form being long and the row single.
+pub fn coordinate_stiffness(
+    kind: CoordinateKind,
+    frames: &crate::joint::JointFrames,
+    axis: &UnitAxis,
+    pose_parent: &Pose,
+    pose_child: &Pose,
+    lambda: f64,
+) -> Stiffness {
+    match kind {
+        CoordinateKind::Displacement => slide_lock_stiffness(
+            &JointGeometry::new(frames, pose_parent, pose_child),
+            &axis.vector(),
+            lambda,
+        ),
+        CoordinateKind::Angle => Stiffness::finite_difference(
+            |pa, pb| coordinate(kind, frames, axis, pa, pb).jacobian,
+            pose_parent,
+            pose_child,
+            lambda,
+            1e-6,
+        ),
     }
 }

@@ -21,6 +21,8 @@ pub mod error;
 pub mod friction;
 pub mod joint;
 pub mod row;
+pub mod stiffness;
 
 pub use error::ConstraintError;
 pub use row::{PositionRow, Row, RowJacobian, compliant_row};
+pub use stiffness::Stiffness;

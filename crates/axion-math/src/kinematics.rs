@@ -54,6 +54,27 @@ pub fn exp_map(phi: &Vector3<f64>) -> UnitQuaternion<f64> {
     UnitQuaternion::from_scaled_axis(*phi)
 }
 
+/// The left Jacobian of the exponential map,
+/// $$J_l(\phi) = I + \frac{1 - \cos\theta}{\theta^2}\operatorname{skew}(\phi) +
+///   \frac{\theta - \sin\theta}{\theta^3}\operatorname{skew}(\phi)^2,\qquad \theta = |\phi|,$$
+/// with $\operatorname{Exp}(\phi + \delta) \approx \operatorname{Exp}(J_l(\phi)\thinspace \delta)\operatorname{Exp}(\phi)$:
+/// how the end orientation of [`integrate`] moves (as a world rotation) when the
+/// rotation vector $\phi = h\omega$ changes. Series below $\theta = 10^{-4}$.
+pub fn left_jacobian(phi: &Vector3<f64>) -> nalgebra::Matrix3<f64> {
+    let theta = phi.norm();
+    let k = phi.cross_matrix();
+    let (a, b) = if theta < 1e-4 {
+        let t2 = theta * theta;
+        (0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0)
+    } else {
+        (
+            (1.0 - theta.cos()) / (theta * theta),
+            (theta - theta.sin()) / (theta * theta * theta),
+        )
+    };
+    nalgebra::Matrix3::identity() + k * a + k * k * b
+}
+
 /// Integrates a pose over a step $h$ with a constant velocity $u = (v, \omega)$:
 /// $$x^+ = x + h v, \qquad \theta^+ = \operatorname{Exp}(h\thinspace \omega) \otimes \theta,$$
 /// followed by renormalisation of $\theta^+$.

@@ -24,7 +24,7 @@ pub use basis::{orthobasis, wrap_angle};
 pub use error::MathError;
 pub use inertia::MassProperties;
 pub use kinematics::{
-    exp_map, integrate, kinematic_map, kinematic_map_transpose, quaternion_rate,
+    exp_map, integrate, kinematic_map, kinematic_map_transpose, left_jacobian, quaternion_rate,
     quaternion_rate_matrix, rotation_between,
 };
 pub use ncp::{NcpEval, fischer_burmeister, fischer_burmeister_scaled};

@@ -2,12 +2,22 @@
 //! [angle locks](super::lock::angle_lock), $c = [p_c - p_p,\ 2 s\thinspace \mathbf v_{rel}]$.
 
 use super::JointGeometry;
-use super::lock::{angle_locks, point_locks};
+use super::lock::{angle_lock_stiffness, angle_locks};
 use crate::row::PositionRow;
+use crate::stiffness::Stiffness;
 
 /// The six position rows of a fixed joint.
 pub fn rows(g: &JointGeometry) -> [PositionRow; 6] {
-    let [p0, p1, p2] = point_locks(g);
+    let [p0, p1, p2] = super::ball::rows(g);
     let [a0, a1, a2] = angle_locks(g);
     [p0, p1, p2, a0, a1, a2]
+}
+
+/// Geometric stiffness of the six rows with multipliers `lambda`.
+pub fn stiffness(g: &JointGeometry, lambda: &[f64; 6]) -> Stiffness {
+    let mut k = super::ball::stiffness(g, &[lambda[0], lambda[1], lambda[2]]);
+    for i in 0..3 {
+        k += angle_lock_stiffness(g, i, lambda[3 + i]);
+    }
+    k
 }

@@ -1,10 +1,16 @@
 //! The elementary rows joints are made of.
 
 use axion_math::orthobasis;
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use super::JointGeometry;
 use crate::row::{PositionRow, RowJacobian};
+use crate::stiffness::{Stiffness, lever_derivative};
+
+const PARENT: usize = 0;
+const CHILD: usize = 1;
+const LIN: usize = 0;
+const ANG: usize = 1;
 
 /// Point lock along a world direction $e$:
 /// $$c = (p_c - p_p)\cdot e,\qquad
@@ -14,6 +20,28 @@ pub fn point_lock(g: &JointGeometry, e: &Vector3<f64>) -> PositionRow {
         error: g.separation().dot(e),
         jacobian: RowJacobian::new(-e, -g.r_parent.cross(e), *e, g.r_child.cross(e)),
     }
+}
+
+/// Geometric stiffness of a [`point_lock`] with multiplier $\lambda$: only the torques
+/// turn, $\partial\tau_c/\partial\phi_c = \lambda(r_c e^\top - (e\cdot r_c)I)$ and the
+/// parent's likewise with $-\lambda$, $r_p$.
+pub fn point_lock_stiffness(g: &JointGeometry, e: &Vector3<f64>, lambda: f64) -> Stiffness {
+    let mut k = Stiffness::zeros();
+    k.add(
+        CHILD,
+        CHILD,
+        ANG,
+        ANG,
+        &(lever_derivative(&g.r_child, e) * lambda),
+    );
+    k.add(
+        PARENT,
+        PARENT,
+        ANG,
+        ANG,
+        &(lever_derivative(&g.r_parent, e) * -lambda),
+    );
+    k
 }
 
 /// The three point-lock rows along the world axes.
@@ -39,6 +67,30 @@ pub fn angle_lock(g: &JointGeometry, k: usize) -> PositionRow {
     }
 }
 
+/// Geometric stiffness of an [`angle_lock`]: the torque $\lambda g$ on the child
+/// ($-\lambda g$ on the parent), $g = s R_{wp}(w e_k + \mathbf v\times e_k)$, turns with
+/// $$\frac{\partial g}{\partial\phi_c} = -A,\qquad \frac{\partial g}{\partial\phi_p} = -\operatorname{skew}(g) + A,\qquad
+///   A = \frac s2 R_{wp}\big(e_k\mathbf v^\top + \operatorname{skew}(e_k)(wI - \operatorname{skew}(\mathbf v))\big)R_{wp}^\top,$$
+/// from $\delta\theta_{rel} = \tfrac12[0, R_{wp}^\top(\delta\phi_c - \delta\phi_p)]\otimes\theta_{rel}$.
+pub fn angle_lock_stiffness(g: &JointGeometry, k: usize, lambda: f64) -> Stiffness {
+    let rel = g.relative_rotation();
+    let (w, v) = (rel.w, rel.imag());
+    let s = if w < 0.0 { -1.0 } else { 1.0 };
+    let e = Vector3::ith(k, 1.0);
+    let r = g.frame_parent.rotation.to_rotation_matrix().into_inner();
+    let gw = r * ((e * w + v.cross(&e)) * s);
+    let m = e * v.transpose() + e.cross_matrix() * (Matrix3::identity() * w - v.cross_matrix());
+    let a = r * m * r.transpose() * (0.5 * s);
+    let dg_child = -a;
+    let dg_parent = a - gw.cross_matrix();
+    let mut st = Stiffness::zeros();
+    st.add(CHILD, CHILD, ANG, ANG, &(dg_child * lambda));
+    st.add(CHILD, PARENT, ANG, ANG, &(dg_parent * lambda));
+    st.add(PARENT, CHILD, ANG, ANG, &(dg_child * -lambda));
+    st.add(PARENT, PARENT, ANG, ANG, &(dg_parent * -lambda));
+    st
+}
+
 /// The three angle-lock rows.
 pub fn angle_locks(g: &JointGeometry) -> [PositionRow; 3] {
     [0, 1, 2].map(|k| angle_lock(g, k))
@@ -55,6 +107,29 @@ pub fn axis_alignment(g: &JointGeometry, axis: &Vector3<f64>, b: &Vector3<f64>) 
         error: a_c.dot(&b_p),
         jacobian: RowJacobian::new(Vector3::zeros(), -n, Vector3::zeros(), n),
     }
+}
+
+/// Geometric stiffness of an [`axis_alignment`]: the torque $\lambda n$,
+/// $n = a_c\times b_p$, turns with
+/// $\partial n/\partial\phi_c = a_c b_p^\top - (a_c\cdot b_p)I$ and
+/// $\partial n/\partial\phi_p = (a_c\cdot b_p)I - b_p a_c^\top$.
+pub fn axis_alignment_stiffness(
+    g: &JointGeometry,
+    axis: &Vector3<f64>,
+    b: &Vector3<f64>,
+    lambda: f64,
+) -> Stiffness {
+    let a_c = g.frame_child.rotation * axis;
+    let b_p = g.frame_parent.rotation * b;
+    let d = a_c.dot(&b_p);
+    let dn_child = a_c * b_p.transpose() - Matrix3::identity() * d;
+    let dn_parent = Matrix3::identity() * d - b_p * a_c.transpose();
+    let mut k = Stiffness::zeros();
+    k.add(CHILD, CHILD, ANG, ANG, &(dn_child * lambda));
+    k.add(CHILD, PARENT, ANG, ANG, &(dn_parent * lambda));
+    k.add(PARENT, CHILD, ANG, ANG, &(dn_child * -lambda));
+    k.add(PARENT, PARENT, ANG, ANG, &(dn_parent * -lambda));
+    k
 }
 
 /// The two alignment rows keeping $a_c$ parallel to $a_p$, with $(b_1, b_2)$ =
@@ -76,4 +151,36 @@ pub fn slide_lock(g: &JointGeometry, b: &Vector3<f64>) -> PositionRow {
         error: d.dot(&n),
         jacobian: RowJacobian::new(-n, -(g.r_parent + d).cross(&n), n, g.r_child.cross(&n)),
     }
+}
+
+/// Geometric stiffness of a [`slide_lock`] (force $\lambda n$ at the child's anchor,
+/// $n = R_{wp}b$ turning with the parent; $D = p_c - x_P$):
+/// $$\frac{\partial f_c}{\partial\phi_p} = -\lambda\operatorname{skew}(n),\quad
+///   \frac{\partial\tau_c}{\partial\phi_c} = \lambda(r_c n^\top - (n\cdot r_c)I),\quad
+///   \frac{\partial\tau_c}{\partial\phi_p} = -\lambda\operatorname{skew}(r_c)\operatorname{skew}(n),$$
+/// $$\frac{\partial f_p}{\partial\phi_p} = \lambda\operatorname{skew}(n),\quad
+///   \frac{\partial\tau_p}{\partial x_c} = -\frac{\partial\tau_p}{\partial x_p} = \lambda\operatorname{skew}(n),\quad
+///   \frac{\partial\tau_p}{\partial\phi_c} = -\lambda(r_c n^\top - (n\cdot r_c)I),\quad
+///   \frac{\partial\tau_p}{\partial\phi_p} = \lambda\operatorname{skew}(D)\operatorname{skew}(n).$$
+pub fn slide_lock_stiffness(g: &JointGeometry, b: &Vector3<f64>, lambda: f64) -> Stiffness {
+    let n = g.frame_parent.rotation * b;
+    let nx = n.cross_matrix();
+    let d = g.r_parent + g.separation();
+    let lever = lever_derivative(&g.r_child, &n);
+    let mut k = Stiffness::zeros();
+    k.add(CHILD, PARENT, LIN, ANG, &(nx * -lambda));
+    k.add(CHILD, CHILD, ANG, ANG, &(lever * lambda));
+    k.add(
+        CHILD,
+        PARENT,
+        ANG,
+        ANG,
+        &(g.r_child.cross_matrix() * nx * -lambda),
+    );
+    k.add(PARENT, PARENT, LIN, ANG, &(nx * lambda));
+    k.add(PARENT, CHILD, ANG, LIN, &(nx * lambda));
+    k.add(PARENT, PARENT, ANG, LIN, &(nx * -lambda));
+    k.add(PARENT, CHILD, ANG, ANG, &(lever * -lambda));
+    k.add(PARENT, PARENT, ANG, ANG, &(d.cross_matrix() * nx * lambda));
+    k
 }

@@ -29,6 +29,7 @@ use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 
 use crate::error::{ConstraintError, non_negative};
 use crate::row::{PositionRow, Row, compliant_row};
+use crate::stiffness::Stiffness;
 
 /// The joint frame on each body, relative to that body's centre-of-mass frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -155,6 +156,17 @@ impl Joint {
         }
     }
 
+    /// Whether row `i` measures a distance (point and slide locks, m) rather than an
+    /// angle (angle locks and axis alignments, rad).
+    pub fn row_is_positional(&self, i: usize) -> bool {
+        match self.kind {
+            JointKind::Revolute { .. } | JointKind::Fixed => i < 3,
+            JointKind::Prismatic { .. } => i < 2,
+            JointKind::Ball => true,
+            JointKind::Free => false,
+        }
+    }
+
     /// Appends the joint's [`row_count`](Self::row_count) position rows to `out`.
     pub fn position_rows(&self, pose_parent: &Pose, pose_child: &Pose, out: &mut Vec<PositionRow>) {
         let g = JointGeometry::new(&self.frames, pose_parent, pose_child);
@@ -164,6 +176,31 @@ impl Joint {
             JointKind::Ball => out.extend(ball::rows(&g)),
             JointKind::Fixed => out.extend(fixed::rows(&g)),
             JointKind::Free => {}
+        }
+    }
+
+    /// Geometric stiffness of all the joint's rows for multipliers `lambda` (one per
+    /// row), see [`Stiffness`].
+    ///
+    /// # Panics
+    /// If `lambda.len() != self.row_count()` (a solver bug, not a user input).
+    pub fn stiffness(&self, pose_parent: &Pose, pose_child: &Pose, lambda: &[f64]) -> Stiffness {
+        assert_eq!(
+            lambda.len(),
+            self.row_count(),
+            "one multiplier per joint row"
+        );
+        let g = JointGeometry::new(&self.frames, pose_parent, pose_child);
+        match self.kind {
+            JointKind::Revolute { axis } => {
+                revolute::stiffness(&g, &axis, lambda.try_into().expect("5 rows"))
+            }
+            JointKind::Prismatic { axis } => {
+                prismatic::stiffness(&g, &axis, lambda.try_into().expect("5 rows"))
+            }
+            JointKind::Ball => ball::stiffness(&g, lambda.try_into().expect("3 rows")),
+            JointKind::Fixed => fixed::stiffness(&g, lambda.try_into().expect("6 rows")),
+            JointKind::Free => Stiffness::zeros(),
         }
     }
 

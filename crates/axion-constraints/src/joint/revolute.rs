@@ -9,12 +9,32 @@
 use axion_math::UnitAxis;
 
 use super::JointGeometry;
-use super::lock::{axis_alignments, point_locks};
+use axion_math::orthobasis;
+use nalgebra::Vector3;
+
+use super::lock::{axis_alignment_stiffness, axis_alignments, point_lock_stiffness, point_locks};
 use crate::row::PositionRow;
+use crate::stiffness::Stiffness;
 
 /// The five position rows of a revolute joint about `axis` (joint frame).
 pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
     let [p0, p1, p2] = point_locks(g);
     let [a0, a1] = axis_alignments(g, &axis.vector());
     [p0, p1, p2, a0, a1]
+}
+
+/// Geometric stiffness of the five rows with multipliers `lambda`.
+pub fn stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: &[f64; 5]) -> Stiffness {
+    let a = axis.vector();
+    let (b1, b2) = orthobasis(&a);
+    let mut k = Stiffness::zeros();
+    for (i, e) in [Vector3::x(), Vector3::y(), Vector3::z()]
+        .iter()
+        .enumerate()
+    {
+        k += point_lock_stiffness(g, e, lambda[i]);
+    }
+    k += axis_alignment_stiffness(g, &a, &b1, lambda[3]);
+    k += axis_alignment_stiffness(g, &a, &b2, lambda[4]);
+    k
 }

@@ -1,0 +1,726 @@
+//! The Newton step of one world.
+//!
+//! Unknowns: the velocities $u^+$ of the dynamic bodies (6 each) and the multipliers
+//! $\lambda$ of every row (joint rows, then drive rows). Residuals:
+//! $$h_{dyn} = \tilde M(\theta^+)u^+ - \tilde M(\theta^-)u^- - h f_{ext} - h\sum_i F_i^\top\lambda_i,
+//!   \qquad h_i \text{ from } \texttt{axion-constraints},$$
+//! with $q^+ = q^- \oplus h\thinspace G\thinspace \bar u$ ($\bar u = u^+$, or $\tfrac12(u^- + u^+)$ for the
+//! energy–momentum scheme). The momentum form $\tilde M(\theta^+)u^+ - \tilde M(\theta^-)u^-$
+//! has no explicit gyroscopic term and conserves angular momentum exactly.
+//!
+//! Each iteration solves the full (non-symmetric) Newton system
+//! $$\begin{bmatrix} \tilde M + D\thinspace \partial\phi/\partial u - h K\thinspace \partial q/\partial u & -hF^\top \\
+//!   J & hC + \delta \end{bmatrix}\begin{bmatrix}\Delta u \\ \Delta\lambda\end{bmatrix}
+//!   = -\begin{bmatrix} h_{dyn} \\ h_c\end{bmatrix}$$
+//! by sparse LU, where $D = I_w\operatorname{skew}(\omega) - \operatorname{skew}(I_w\omega)$ is the derivative of
+//! $I_w(\theta)\omega$ under a rotation of the body, $K$ the geometric stiffness,
+//! $\partial\phi/\partial u = h s J_l(h s\thinspace \omega)$ (the left Jacobian of the exponential
+//! map, $s = 1$ or $\tfrac12$) and $\delta$ a tiny regularisation. Then a backtracking
+//! line search on the merit $\tfrac12|F|^2$, $F$ being every residual in m/s.
+
+use axion_constraints::RowJacobian;
+use axion_constraints::drive::{DriveMode, coordinate, coordinate_stiffness};
+use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
+use axion_model::{Body, Control, Model, StepStats};
+use faer::sparse::Pair;
+use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
+
+use crate::settings::{Integrator, SolverSettings};
+use crate::sparse::{PatternSink, Sink, SparseLu, ValueSink};
+
+/// Index maps of a model: which bodies have unknowns, where rows live.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Layout {
+    /// Body → dynamic index.
+    pub dyn_index: Vec<Option<usize>>,
+    /// Dynamic index → body.
+    pub dyn_bodies: Vec<usize>,
+    /// Bodies (parent, child) of every row, joint rows then drive rows.
+    pub row_bodies: Vec<(Option<usize>, usize)>,
+    /// Number of joint rows.
+    pub joint_rows: usize,
+}
+
+impl Layout {
+    pub fn new(model: &Model) -> Self {
+        let mut dyn_index = Vec::with_capacity(model.bodies().len());
+        let mut dyn_bodies = Vec::new();
+        for (b, body) in model.bodies().iter().enumerate() {
+            if body.is_dynamic() {
+                dyn_index.push(Some(dyn_bodies.len()));
+                dyn_bodies.push(b);
+            } else {
+                dyn_index.push(None);
+            }
+        }
+        let mut row_bodies = Vec::with_capacity(model.joint_row_count() + model.drives().len());
+        for j in model.joints() {
+            for _ in 0..j.joint.row_count() {
+                row_bodies.push((j.parent.map(|p| p.0), j.child.0));
+            }
+        }
+        for d in model.drives() {
+            let j = &model.joints()[d.joint.0];
+            row_bodies.push((j.parent.map(|p| p.0), j.child.0));
+        }
+        Self {
+            dyn_index,
+            dyn_bodies,
+            row_bodies,
+            joint_rows: model.joint_row_count(),
+        }
+    }
+
+    pub fn unknowns(&self) -> usize {
+        6 * self.dyn_bodies.len() + self.row_bodies.len()
+    }
+
+    fn row_column(&self, r: usize) -> usize {
+        6 * self.dyn_bodies.len() + r
+    }
+
+    /// Dynamic index of an optional body.
+    fn dynamic(&self, body: Option<usize>) -> Option<usize> {
+        body.and_then(|b| self.dyn_index[b])
+    }
+}
+
+/// Everything fixed during one world's step.
+pub(crate) struct StepInput<'a> {
+    pub model: &'a Model,
+    pub layout: &'a Layout,
+    pub settings: &'a SolverSettings,
+    pub h: f64,
+    /// Start-of-step COM poses and velocities of all bodies.
+    pub q0: &'a [Pose],
+    pub u0: &'a [Twist],
+    pub control: &'a Control,
+    pub world: usize,
+}
+
+/// Derived per-step constants.
+struct Constants {
+    momentum0: Vec<Vector6<f64>>,
+    impulse: Vec<Vector6<f64>>,
+    gyration: Vec<f64>,
+    drive_start: Vec<f64>,
+}
+
+/// One linearised row at an iterate.
+#[derive(Clone, Copy, Debug)]
+struct RowEval {
+    residual: f64,
+    /// $\partial h_i/\partial u^+$ (chained through the pose map).
+    jacobian: RowJacobian,
+    /// Force direction $F_i$ at the force pose.
+    force: RowJacobian,
+    compliance: f64,
+}
+
+/// Residuals of one iterate.
+struct Eval {
+    poses: Vec<Pose>,
+    force_poses: Vec<Pose>,
+    /// Per dynamic body, $\partial\phi/\partial\omega$ for the end pose and the force pose.
+    rot_map: Vec<Matrix3<f64>>,
+    force_rot_map: Vec<Matrix3<f64>>,
+    rows: Vec<RowEval>,
+    dynamics: Vec<Vector6<f64>>,
+    merit: f64,
+    dyn_norm: f64,
+    joint_norm: f64,
+    drive_norm: f64,
+}
+
+/// Velocities and multipliers.
+#[derive(Clone)]
+struct Iterate {
+    u: Vec<Twist>,
+    lambda: Vec<f64>,
+}
+
+/// Output of a world's step.
+pub(crate) struct WorldResult {
+    pub poses: Vec<Pose>,
+    pub velocities: Vec<Twist>,
+    pub lambda: Vec<f64>,
+    pub stats: StepStats,
+}
+
+/// Scale factors of the end pose and the force pose: $q^+ = q^- \oplus h s\thinspace G\bar u$,
+/// force pose $= q^- \oplus h s_f\thinspace G\bar u$, and $\partial\bar u/\partial u^+$.
+fn scheme(integrator: Integrator) -> (f64, f64, f64) {
+    match integrator {
+        Integrator::BackwardEuler => (1.0, 1.0, 1.0),
+        Integrator::EnergyMomentum => (1.0, 0.5, 0.5),
+    }
+}
+
+/// Per-world solver: input, constants, reusable buffers.
+pub(crate) struct WorldSolver<'a> {
+    input: StepInput<'a>,
+    constants: Constants,
+    position_rows: Vec<axion_constraints::PositionRow>,
+    force_rows: Vec<axion_constraints::PositionRow>,
+}
+
+impl<'a> WorldSolver<'a> {
+    pub fn new(input: StepInput<'a>) -> Self {
+        let model = input.model;
+        let h = input.h;
+        let g = model.gravity();
+        let wrenches = input.control.world_wrenches(input.world);
+        let mut constants = Constants {
+            momentum0: Vec::new(),
+            impulse: Vec::new(),
+            gyration: Vec::new(),
+            drive_start: Vec::new(),
+        };
+        for &b in &input.layout.dyn_bodies {
+            let body = &model.bodies()[b];
+            let m = body.mass.mass();
+            constants
+                .momentum0
+                .push(body.mass.momentum(&input.q0[b].rotation, &input.u0[b]));
+            constants
+                .impulse
+                .push((twist(g * m, Vector3::zeros()) + wrenches[b]) * h);
+            constants.gyration.push(radius_of_gyration(body));
+        }
+        for d in model.drives() {
+            let j = &model.joints()[d.joint.0];
+            let parent = j.parent.map_or(Pose::identity(), |p| input.q0[p.0]);
+            constants.drive_start.push(
+                coordinate(
+                    d.coordinate,
+                    &j.joint.frames,
+                    &d.axis,
+                    &parent,
+                    &input.q0[j.child.0],
+                )
+                .value,
+            );
+        }
+        Self {
+            input,
+            constants,
+            position_rows: Vec::with_capacity(6),
+            force_rows: Vec::with_capacity(6),
+        }
+    }
+
+    fn body_velocity(&self, it: &Iterate, b: usize) -> Twist {
+        self.input.layout.dyn_index[b].map_or(Twist::zeros(), |k| it.u[k])
+    }
+
+    /// Residuals at an iterate.
+    fn evaluate(&mut self, it: &Iterate) -> Eval {
+        let inp = &self.input;
+        let (model, layout, h) = (inp.model, inp.layout, inp.h);
+        let (s, s_force, s_bar) = scheme(inp.settings.integrator);
+        let mut poses = inp.q0.to_vec();
+        let mut force_poses = inp.q0.to_vec();
+        let mut rot_map = Vec::with_capacity(layout.dyn_bodies.len());
+        let mut force_rot_map = Vec::with_capacity(layout.dyn_bodies.len());
+        for (k, &b) in layout.dyn_bodies.iter().enumerate() {
+            let u_bar = inp.u0[b] * (1.0 - s_bar) + it.u[k] * s_bar;
+            poses[b] = integrate(&inp.q0[b], &u_bar, h * s);
+            force_poses[b] = if s_force == s {
+                poses[b]
+            } else {
+                integrate(&inp.q0[b], &u_bar, h * s_force)
+            };
+            let w = angular(&u_bar);
+            rot_map.push(left_jacobian(&(w * (h * s))) * (h * s * s_bar));
+            force_rot_map.push(left_jacobian(&(w * (h * s_force))) * (h * s_force * s_bar));
+        }
+        let pose_of = |poses: &[Pose], b: Option<usize>| b.map_or(Pose::identity(), |b| poses[b]);
+        // ∂(c(q⁺)/h)/∂u: linear part h s s̄ / h, angular part (∂φ/∂ω)ᵀ J_ang / h.
+        let chain = |j: &RowJacobian, parent: Option<usize>, child: usize| -> RowJacobian {
+            let side = |block: &Vector6<f64>, body: Option<usize>| match layout.dynamic(body) {
+                Some(k) => twist(
+                    linear(block) * (s * s_bar),
+                    rot_map[k].transpose() * angular(block) / h,
+                ),
+                None => Vector6::zeros(),
+            };
+            RowJacobian {
+                body_a: side(&j.body_a, parent),
+                body_b: side(&j.body_b, Some(child)),
+            }
+        };
+
+        let mut rows = Vec::with_capacity(layout.row_bodies.len());
+        for mj in model.joints() {
+            let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
+            self.position_rows.clear();
+            mj.joint.position_rows(
+                &pose_of(&poses, parent),
+                &poses[child],
+                &mut self.position_rows,
+            );
+            let forces = if s_force == s {
+                &self.position_rows
+            } else {
+                self.force_rows.clear();
+                mj.joint.position_rows(
+                    &pose_of(&force_poses, parent),
+                    &force_poses[child],
+                    &mut self.force_rows,
+                );
+                &self.force_rows
+            };
+            for (i, (p, f)) in self.position_rows.iter().zip(forces).enumerate() {
+                let lambda = it.lambda[mj.first_row + i];
+                let row = axion_constraints::compliant_row(p, lambda, mj.joint.compliance, h);
+                rows.push(RowEval {
+                    residual: row.residual,
+                    jacobian: chain(&p.jacobian, parent, child),
+                    force: f.jacobian,
+                    compliance: row.compliance,
+                });
+            }
+        }
+        let drives = inp.control.world_drives(inp.world);
+        for (d, md) in model.drives().iter().enumerate() {
+            let mj = &model.joints()[md.joint.0];
+            let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
+            let frames = &mj.joint.frames;
+            let coord = coordinate(
+                md.coordinate,
+                frames,
+                &md.axis,
+                &pose_of(&poses, parent),
+                &poses[child],
+            );
+            let force = if s_force == s {
+                coord.jacobian
+            } else {
+                coordinate(
+                    md.coordinate,
+                    frames,
+                    &md.axis,
+                    &pose_of(&force_poses, parent),
+                    &force_poses[child],
+                )
+                .jacobian
+            };
+            let u_parent = parent.map_or(Twist::zeros(), |p| self.body_velocity(it, p));
+            let u_child = self.body_velocity(it, child);
+            let lambda = it.lambda[layout.joint_rows + d];
+            let row = drives[d].row(
+                md.coordinate,
+                &coord,
+                self.constants.drive_start[d],
+                &u_parent,
+                &u_child,
+                lambda,
+                h,
+            );
+            let jacobian = match drives[d].mode() {
+                DriveMode::Position { .. } => chain(&coord.jacobian, parent, child),
+                DriveMode::Velocity { .. } => coord.jacobian,
+            };
+            rows.push(RowEval {
+                residual: row.residual,
+                jacobian,
+                force,
+                compliance: row.compliance,
+            });
+        }
+
+        let mut dynamics: Vec<Vector6<f64>> = layout
+            .dyn_bodies
+            .iter()
+            .enumerate()
+            .map(|(k, &b)| {
+                model.bodies()[b]
+                    .mass
+                    .momentum(&poses[b].rotation, &it.u[k])
+                    - self.constants.momentum0[k]
+                    - self.constants.impulse[k]
+            })
+            .collect();
+        for ((row, &(parent, child)), &lambda) in
+            rows.iter().zip(&layout.row_bodies).zip(&it.lambda)
+        {
+            if let Some(k) = layout.dynamic(parent) {
+                dynamics[k] -= row.force.body_a * (h * lambda);
+            }
+            if let Some(k) = layout.dynamic(Some(child)) {
+                dynamics[k] -= row.force.body_b * (h * lambda);
+            }
+        }
+
+        let mut merit = 0.0;
+        let mut dyn_norm: f64 = 0.0;
+        for (k, &b) in layout.dyn_bodies.iter().enumerate() {
+            let dv = model.bodies()[b]
+                .mass
+                .inverse_apply(&poses[b].rotation, &dynamics[k]);
+            let (lin, ang) = (linear(&dv), angular(&dv) * self.constants.gyration[k]);
+            merit += lin.norm_squared() + ang.norm_squared();
+            dyn_norm = dyn_norm.max(lin.amax()).max(ang.amax());
+        }
+        let mut joint_norm: f64 = 0.0;
+        let mut drive_norm: f64 = 0.0;
+        for (r, row) in rows.iter().enumerate() {
+            merit += row.residual * row.residual;
+            if r < layout.joint_rows {
+                joint_norm = joint_norm.max((row.residual * h).abs());
+            } else {
+                drive_norm = drive_norm.max(row.residual.abs());
+            }
+        }
+        Eval {
+            poses,
+            force_poses,
+            rot_map,
+            force_rot_map,
+            rows,
+            dynamics,
+            merit: 0.5 * merit,
+            dyn_norm,
+            joint_norm,
+            drive_norm,
+        }
+    }
+
+    fn converged(&self, e: &Eval) -> bool {
+        let st = self.input.settings;
+        e.dyn_norm <= st.velocity_tolerance
+            && e.drive_norm <= st.velocity_tolerance
+            && e.joint_norm <= st.position_tolerance
+    }
+
+    /// Emits the Newton matrix in a fixed order (the same for pattern and values).
+    fn assemble(&self, it: &Iterate, e: &Eval, sink: &mut impl Sink) {
+        let inp = &self.input;
+        let (model, layout, h, st) = (inp.model, inp.layout, inp.h, inp.settings);
+        let (_, s_force, s_bar) = scheme(st.integrator);
+        let nd = layout.dyn_bodies.len();
+        // Diagonal blocks: M̃(θ⁺) + D ∂φ/∂u.
+        let mut diag: Vec<Matrix6<f64>> = Vec::with_capacity(nd);
+        for (k, &b) in layout.dyn_bodies.iter().enumerate() {
+            let mass = &model.bodies()[b].mass;
+            let iw = mass.world_inertia(&e.poses[b].rotation);
+            let w = angular(&it.u[k]);
+            let d = iw * w.cross_matrix() - (iw * w).cross_matrix();
+            let mut m = Matrix6::zeros();
+            m.fixed_view_mut::<3, 3>(0, 0).fill_diagonal(mass.mass());
+            m.fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&(iw + d * e.rot_map[k]));
+            diag.push(m);
+        }
+        // Geometric stiffness: −h K_ij ∂δq_j/∂u_j.
+        let mut cross: Vec<(usize, usize, Matrix6<f64>)> = Vec::new();
+        if st.geometric_stiffness {
+            let pose_of = |b: Option<usize>| b.map_or(Pose::identity(), |b| e.force_poses[b]);
+            let chain = |k: usize| {
+                let mut p = Matrix6::zeros();
+                p.fixed_view_mut::<3, 3>(0, 0)
+                    .fill_diagonal(h * s_force * s_bar);
+                p.fixed_view_mut::<3, 3>(3, 3)
+                    .copy_from(&e.force_rot_map[k]);
+                p
+            };
+            for mj in model.joints() {
+                let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
+                let n = mj.joint.row_count();
+                let lambda = &it.lambda[mj.first_row..mj.first_row + n];
+                let (pp, pc) = (pose_of(parent), e.force_poses[child]);
+                let mut k = if n > 0 {
+                    mj.joint.stiffness(&pp, &pc, lambda)
+                } else {
+                    axion_constraints::Stiffness::zeros()
+                };
+                if let Some(d) = mj.drive {
+                    let md = &model.drives()[d.0];
+                    let l = it.lambda[layout.joint_rows + d.0];
+                    k += coordinate_stiffness(
+                        md.coordinate,
+                        &mj.joint.frames,
+                        &md.axis,
+                        &pp,
+                        &pc,
+                        l,
+                    );
+                }
+                let bodies = [layout.dynamic(parent), layout.dynamic(Some(child))];
+                for i in 0..2 {
+                    for j in 0..2 {
+                        if let (Some(bi), Some(bj)) = (bodies[i], bodies[j]) {
+                            let block = k.blocks[i][j] * chain(bj) * -h;
+                            if bi == bj {
+                                diag[bi] += block;
+                            } else {
+                                cross.push((bi, bj, block));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (k, m) in diag.iter().enumerate() {
+            emit_block(sink, 6 * k, 6 * k, m);
+        }
+        for (bi, bj, m) in &cross {
+            emit_block(sink, 6 * bi, 6 * bj, m);
+        }
+        // Row couplings and the compliance diagonal.
+        for (r, (row, &(parent, child))) in e.rows.iter().zip(&layout.row_bodies).enumerate() {
+            let col = layout.row_column(r);
+            let mut w = 0.0;
+            for (body, jac, force) in [
+                (parent, &row.jacobian.body_a, &row.force.body_a),
+                (Some(child), &row.jacobian.body_b, &row.force.body_b),
+            ] {
+                if let Some(k) = layout.dynamic(body) {
+                    for c in 0..6 {
+                        sink.push(6 * k + c, col, -h * force[c]);
+                    }
+                    for c in 0..6 {
+                        sink.push(col, 6 * k + c, jac[c]);
+                    }
+                    let b = layout.dyn_bodies[k];
+                    w += jac.dot(
+                        &model.bodies()[b]
+                            .mass
+                            .inverse_apply(&e.poses[b].rotation, jac),
+                    );
+                }
+            }
+            sink.push(col, col, h * row.compliance + st.regularization * h * w);
+        }
+    }
+
+    /// The Newton direction, or `None` if the linear solve failed.
+    fn direction(&self, it: &Iterate, e: &Eval, lu: &mut SparseLu) -> Option<Vec<f64>> {
+        let mut values = ValueSink(Vec::with_capacity(lu.entries()));
+        self.assemble(it, e, &mut values);
+        let nd = self.input.layout.dyn_bodies.len();
+        let mut rhs: Vec<f64> = Vec::with_capacity(self.input.layout.unknowns());
+        for d in &e.dynamics {
+            rhs.extend(d.iter().map(|x| -x));
+        }
+        rhs.extend(e.rows.iter().map(|r| -r.residual));
+        debug_assert_eq!(rhs.len(), 6 * nd + e.rows.len());
+        lu.solve(&values.0, &mut rhs).ok().map(|()| rhs)
+    }
+
+    /// The sparsity pattern of the Newton matrix (from the step's first iterate).
+    pub fn pattern(&mut self) -> Vec<Pair<usize, usize>> {
+        let it = self.initial_iterate(&vec![0.0; self.input.layout.row_bodies.len()]);
+        let e = self.evaluate(&it);
+        let mut p = PatternSink::default();
+        self.assemble(&it, &e, &mut p);
+        p.0
+    }
+
+    fn initial_iterate(&self, warm_lambda: &[f64]) -> Iterate {
+        Iterate {
+            u: self
+                .input
+                .layout
+                .dyn_bodies
+                .iter()
+                .map(|&b| self.input.u0[b])
+                .collect(),
+            lambda: warm_lambda.to_vec(),
+        }
+    }
+
+    /// Runs Newton from `u⁻` and the warm-start multipliers; keeps the best iterate.
+    pub fn solve(
+        &mut self,
+        warm_lambda: &[f64],
+        lu: &mut SparseLu,
+        projection: Option<&mut SparseLu>,
+    ) -> WorldResult {
+        let st = *self.input.settings;
+        let mut it = self.initial_iterate(warm_lambda);
+        let mut e = self.evaluate(&it);
+        let mut stats = StepStats {
+            iterations: 0,
+            converged: false,
+            dynamics: 0.0,
+            joints: 0.0,
+            drives: 0.0,
+            backtracks: 0,
+            failed_solves: 0,
+        };
+        let mut best = (it.clone(), e.merit);
+        while !self.converged(&e) && stats.iterations < st.max_iterations {
+            let Some(dx) = self.direction(&it, &e, lu) else {
+                stats.failed_solves += 1;
+                break;
+            };
+            stats.iterations += 1;
+            let nd = self.input.layout.dyn_bodies.len();
+            let trial_at = |alpha: f64| Iterate {
+                u: it
+                    .u
+                    .iter()
+                    .enumerate()
+                    .map(|(k, u)| u + Vector6::from_column_slice(&dx[6 * k..6 * k + 6]) * alpha)
+                    .collect(),
+                lambda: it
+                    .lambda
+                    .iter()
+                    .zip(&dx[6 * nd..])
+                    .map(|(l, d)| l + d * alpha)
+                    .collect(),
+            };
+            // Backtracking (Armijo on ½|F|², whose slope along the Newton step is −|F|²).
+            let mut alpha = 1.0;
+            let mut chosen: Option<(Iterate, Eval)> = None;
+            for attempt in 0..=st.max_backtracks {
+                let trial = trial_at(alpha);
+                let te = self.evaluate(&trial);
+                let better = chosen.as_ref().is_none_or(|(_, ce)| te.merit < ce.merit);
+                let accept = te.merit <= (1.0 - 1e-4 * alpha) * e.merit;
+                if better && te.merit.is_finite() {
+                    chosen = Some((trial, te));
+                }
+                if accept {
+                    break;
+                }
+                if attempt < st.max_backtracks {
+                    stats.backtracks += 1;
+                }
+                alpha *= 0.5;
+            }
+            match chosen {
+                Some((trial, te)) if te.merit < e.merit => {
+                    it = trial;
+                    e = te;
+                }
+                // No step length reduces the residual: the iteration has stalled.
+                _ => break,
+            }
+            if e.merit < best.1 {
+                best = (it.clone(), e.merit);
+            }
+        }
+        // Return the best iterate (by merit) seen.
+        let final_eval = if best.1 < e.merit {
+            it = best.0;
+            self.evaluate(&it)
+        } else {
+            e
+        };
+        stats.converged = self.converged(&final_eval);
+        stats.dynamics = final_eval.dyn_norm;
+        stats.joints = final_eval.joint_norm;
+        stats.drives = final_eval.drive_norm;
+        if let Some(plu) = projection {
+            self.project_velocities(&mut it, &final_eval, plu);
+        }
+        let mut velocities = self.input.u0.to_vec();
+        for (k, &b) in self.input.layout.dyn_bodies.iter().enumerate() {
+            velocities[b] = it.u[k];
+        }
+        WorldResult {
+            poses: final_eval.poses,
+            velocities,
+            lambda: it.lambda,
+            stats,
+        }
+    }
+
+    /// Emits the velocity-projection matrix $[\tilde M, J^\top; J, -\delta]$ over the
+    /// joint rows (energy–momentum scheme).
+    fn assemble_projection(&self, e: &Eval, jacobians: &[RowJacobian], sink: &mut impl Sink) {
+        let inp = &self.input;
+        let layout = inp.layout;
+        for (k, &b) in layout.dyn_bodies.iter().enumerate() {
+            let mass = &inp.model.bodies()[b].mass;
+            let mut m = Matrix6::zeros();
+            m.fixed_view_mut::<3, 3>(0, 0).fill_diagonal(mass.mass());
+            m.fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&mass.world_inertia(&e.poses[b].rotation));
+            emit_block(sink, 6 * k, 6 * k, &m);
+        }
+        for (r, (jac, &(parent, child))) in jacobians.iter().zip(&layout.row_bodies).enumerate() {
+            let col = 6 * layout.dyn_bodies.len() + r;
+            let mut w = 0.0;
+            for (body, block) in [(parent, &jac.body_a), (Some(child), &jac.body_b)] {
+                if let Some(k) = layout.dynamic(body) {
+                    for c in 0..6 {
+                        sink.push(6 * k + c, col, block[c]);
+                        sink.push(col, 6 * k + c, block[c]);
+                    }
+                    let b = layout.dyn_bodies[k];
+                    w += block.dot(
+                        &inp.model.bodies()[b]
+                            .mass
+                            .inverse_apply(&e.poses[b].rotation, block),
+                    );
+                }
+            }
+            sink.push(col, col, -inp.settings.regularization * w);
+        }
+    }
+
+    /// The joints' velocity Jacobians at the end pose.
+    fn joint_velocity_jacobians(&mut self, e: &Eval) -> Vec<RowJacobian> {
+        let mut out = Vec::with_capacity(self.input.layout.joint_rows);
+        for mj in self.input.model.joints() {
+            let parent = mj.parent.map_or(Pose::identity(), |p| e.poses[p.0]);
+            self.position_rows.clear();
+            mj.joint
+                .position_rows(&parent, &e.poses[mj.child.0], &mut self.position_rows);
+            out.extend(self.position_rows.iter().map(|r| r.jacobian));
+        }
+        out
+    }
+
+    /// The pattern of the projection matrix.
+    pub fn projection_pattern(&mut self) -> Vec<Pair<usize, usize>> {
+        let it = self.initial_iterate(&vec![0.0; self.input.layout.row_bodies.len()]);
+        let e = self.evaluate(&it);
+        let jac = self.joint_velocity_jacobians(&e);
+        let mut p = PatternSink::default();
+        self.assemble_projection(&e, &jac, &mut p);
+        p.0
+    }
+
+    /// $u \leftarrow u + \Delta u$ with $\tilde M\Delta u + J^\top\mu = 0$, $J(u + \Delta u) = 0$:
+    /// the closest velocity (in kinetic energy) that satisfies the joints' velocity
+    /// constraints. It can only remove kinetic energy.
+    fn project_velocities(&mut self, it: &mut Iterate, e: &Eval, lu: &mut SparseLu) {
+        let layout = self.input.layout;
+        if layout.joint_rows == 0 {
+            return;
+        }
+        let jac = self.joint_velocity_jacobians(e);
+        let mut values = ValueSink::default();
+        self.assemble_projection(e, &jac, &mut values);
+        let nd = layout.dyn_bodies.len();
+        let mut rhs = vec![0.0; 6 * nd + layout.joint_rows];
+        for (r, (j, &(parent, child))) in jac.iter().zip(&layout.row_bodies).enumerate() {
+            let u_parent = parent.map_or(Twist::zeros(), |p| self.body_velocity(it, p));
+            rhs[6 * nd + r] = -j.dot(&u_parent, &self.body_velocity(it, child));
+        }
+        if lu.solve(&values.0, &mut rhs).is_ok() {
+            for (k, u) in it.u.iter_mut().enumerate() {
+                *u += Vector6::from_column_slice(&rhs[6 * k..6 * k + 6]);
+            }
+        }
+    }
+}
+
+fn emit_block(sink: &mut impl Sink, row0: usize, col0: usize, m: &Matrix6<f64>) {
+    for c in 0..6 {
+        for r in 0..6 {
+            sink.push(row0 + r, col0 + c, m[(r, c)]);
+        }
+    }
+}
+
+/// $\sqrt{\max_i I_{b,ii} / m}$: the length that turns an angular velocity error into
+/// a linear one for the convergence test.
+fn radius_of_gyration(body: &Body) -> f64 {
+    let i = body.mass.inertia();
+    (i[(0, 0)].max(i[(1, 1)]).max(i[(2, 2)]) / body.mass.mass()).sqrt()
+}

@@ -1,0 +1,63 @@
+//! The interface every backend (CPU reference, GPU) implements.
+
+use crate::error::StepError;
+use crate::model::Model;
+use crate::state::{Control, State};
+
+/// Statistics of one world's step. Residuals are in physical units and measured at
+/// the iterate the step returned.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepStats {
+    /// Newton iterations (linear solves) taken.
+    pub iterations: usize,
+    /// Whether every residual block met its tolerance.
+    pub converged: bool,
+    /// Dynamics: $\lVert\tilde M^{-1} h_{dyn}\rVert_\infty$ (m/s; angular parts times the
+    /// body's radius of gyration).
+    pub dynamics: f64,
+    /// Joints: largest $|c(q^+) + \varepsilon\lambda|$ (m or rad).
+    pub joints: f64,
+    /// Drives: largest drive residual (m/s or rad/s).
+    pub drives: f64,
+    /// Line-search step halvings summed over the iterations.
+    pub backtracks: usize,
+    /// Linear solves that failed (singular matrix or non-finite result).
+    pub failed_solves: usize,
+}
+
+/// One step of every world.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Per-world statistics.
+    pub worlds: Vec<StepStats>,
+}
+
+impl StepReport {
+    /// Whether every world converged.
+    pub fn all_converged(&self) -> bool {
+        self.worlds.iter().all(|s| s.converged)
+    }
+    /// Largest iteration count over the worlds.
+    pub fn max_iterations(&self) -> usize {
+        self.worlds.iter().map(|s| s.iterations).max().unwrap_or(0)
+    }
+}
+
+/// A simulation backend: steps every world of a batch.
+pub trait Backend: Send {
+    /// Human-readable name, including the device where it matters.
+    fn name(&self) -> String;
+
+    /// Advances every world of `state` by `h` seconds under `control`.
+    ///
+    /// A step that does not converge still returns `Ok` with the best iterate found and
+    /// `converged == false` in its statistics; `Err` means the step could not be taken
+    /// (bad inputs) and leaves `state` unchanged.
+    fn step(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        control: &Control,
+        h: f64,
+    ) -> Result<StepReport, StepError>;
+}

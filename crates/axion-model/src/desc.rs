@@ -1,0 +1,227 @@
+//! What a user writes to describe bodies and joints; [`crate::ModelBuilder`] checks it.
+
+use axion_math::Twist;
+use nalgebra::{Isometry3, Matrix3, Vector3};
+
+use crate::shape::ShapeDesc;
+
+/// Dynamic bodies move; static bodies (the ground, fixtures) never do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyKind {
+    /// Moves under forces.
+    Dynamic,
+    /// Infinite mass, never moves.
+    Static,
+}
+
+/// Mass properties given explicitly (as URDF `<inertial>` does).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassSpec {
+    /// kg.
+    pub mass: f64,
+    /// Centre of mass in the body's reference frame.
+    pub com: Vector3<f64>,
+    /// Inertia about the centre of mass, in the body's reference frame axes.
+    pub inertia: Matrix3<f64>,
+}
+
+/// A body description.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BodyDesc {
+    /// Unique name.
+    pub name: String,
+    /// Dynamic or static.
+    pub kind: BodyKind,
+    /// Initial pose of the body's reference frame in the world.
+    pub pose: Isometry3<f64>,
+    /// Initial velocity of the centre of mass and angular velocity (world frame).
+    pub velocity: Twist,
+    /// Explicit mass properties; if `None`, computed from the shapes' densities.
+    pub mass: Option<MassSpec>,
+    /// Solid shapes (mass, and later collision).
+    pub shapes: Vec<ShapeDesc>,
+}
+
+impl BodyDesc {
+    /// A dynamic body at the origin, at rest, with no mass yet.
+    pub fn dynamic(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            kind: BodyKind::Dynamic,
+            pose: Isometry3::identity(),
+            velocity: Twist::zeros(),
+            mass: None,
+            shapes: Vec::new(),
+        }
+    }
+
+    /// A static body.
+    pub fn fixed(name: impl Into<String>) -> Self {
+        Self {
+            kind: BodyKind::Static,
+            ..Self::dynamic(name)
+        }
+    }
+
+    /// Sets the initial pose.
+    pub fn pose(mut self, pose: Isometry3<f64>) -> Self {
+        self.pose = pose;
+        self
+    }
+
+    /// Sets the initial position (keeping the orientation).
+    pub fn at(mut self, position: Vector3<f64>) -> Self {
+        self.pose.translation.vector = position;
+        self
+    }
+
+    /// Sets the initial velocity.
+    pub fn velocity(mut self, velocity: Twist) -> Self {
+        self.velocity = velocity;
+        self
+    }
+
+    /// Gives the mass explicitly: `mass` kg, centre of mass `com`, `inertia` about it.
+    pub fn mass(mut self, mass: f64, com: Vector3<f64>, inertia: Matrix3<f64>) -> Self {
+        self.mass = Some(MassSpec { mass, com, inertia });
+        self
+    }
+
+    /// Adds a shape.
+    pub fn shape(mut self, shape: ShapeDesc) -> Self {
+        self.shapes.push(shape);
+        self
+    }
+}
+
+/// Index of a body in a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BodyId(pub usize);
+
+/// Index of a joint in a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JointId(pub usize);
+
+/// Index of a drive in a model (drives are numbered in joint order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DriveId(pub usize);
+
+/// The relative motion a joint allows; axes in the joint frame, any non-zero length
+/// (normalised by the builder).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JointType {
+    /// Rotation about `axis`.
+    Revolute {
+        /// Hinge axis.
+        axis: Vector3<f64>,
+    },
+    /// Translation along `axis`.
+    Prismatic {
+        /// Slide axis.
+        axis: Vector3<f64>,
+    },
+    /// Any rotation about the anchor.
+    Ball,
+    /// Welded.
+    Fixed,
+    /// No constraint (a floating base).
+    Free,
+}
+
+impl JointType {
+    /// A short name for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            JointType::Revolute { .. } => "revolute",
+            JointType::Prismatic { .. } => "prismatic",
+            JointType::Ball => "ball",
+            JointType::Fixed => "fixed",
+            JointType::Free => "free",
+        }
+    }
+}
+
+/// A drive's mode and gains.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DriveDesc {
+    /// Implicit PD servo to `target` (rad or m) with feed-forward velocity.
+    Position {
+        /// Target position.
+        target: f64,
+        /// Target velocity (feed-forward, usually 0).
+        target_velocity: f64,
+        /// Stiffness (N·m/rad or N/m).
+        ke: f64,
+        /// Damping (N·m·s/rad or N·s/m).
+        kd: f64,
+    },
+    /// Velocity servo to `target` (rad/s or m/s) with gain `ke`.
+    Velocity {
+        /// Target velocity.
+        target: f64,
+        /// Gain (N·m·s/rad or N·s/m).
+        ke: f64,
+    },
+}
+
+/// A joint description. Frames are given in each body's **reference** frame (the
+/// builder moves them to the centre-of-mass frame).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointDesc {
+    /// Unique name.
+    pub name: String,
+    /// What it allows.
+    pub kind: JointType,
+    /// Parent body, or `None` for the world.
+    pub parent: Option<BodyId>,
+    /// Child body (must be dynamic).
+    pub child: BodyId,
+    /// Joint frame in the parent's reference frame (world frame for the world).
+    pub parent_frame: Isometry3<f64>,
+    /// Joint frame in the child's reference frame.
+    pub child_frame: Isometry3<f64>,
+    /// Compliance ε ≥ 0 (m/N or rad/(N·m)); 0 is rigid.
+    pub compliance: f64,
+    /// Optional drive (revolute and prismatic joints).
+    pub drive: Option<DriveDesc>,
+}
+
+impl JointDesc {
+    /// A rigid joint with identity frames and no drive.
+    pub fn new(
+        name: impl Into<String>,
+        kind: JointType,
+        parent: Option<BodyId>,
+        child: BodyId,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+            parent,
+            child,
+            parent_frame: Isometry3::identity(),
+            child_frame: Isometry3::identity(),
+            compliance: 0.0,
+            drive: None,
+        }
+    }
+
+    /// Sets both frames.
+    pub fn frames(mut self, parent_frame: Isometry3<f64>, child_frame: Isometry3<f64>) -> Self {
+        self.parent_frame = parent_frame;
+        self.child_frame = child_frame;
+        self
+    }
+
+    /// Sets the compliance.
+    pub fn compliance(mut self, compliance: f64) -> Self {
+        self.compliance = compliance;
+        self
+    }
+
+    /// Adds a drive.
+    pub fn drive(mut self, drive: DriveDesc) -> Self {
+        self.drive = Some(drive);
+        self
+    }
+}

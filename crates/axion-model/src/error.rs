@@ -1,0 +1,141 @@
+//! Errors of model building and stepping.
+
+use axion_constraints::ConstraintError;
+use axion_math::MathError;
+use thiserror::Error;
+
+/// What is wrong with a model description. Every variant names the body or joint.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ModelError {
+    /// Two bodies share a name.
+    #[error("body name {name:?} is used twice")]
+    DuplicateBodyName {
+        /// The name.
+        name: String,
+    },
+    /// Two joints share a name.
+    #[error("joint name {name:?} is used twice")]
+    DuplicateJointName {
+        /// The name.
+        name: String,
+    },
+    /// A body's pose, velocity, mass or inertia is not physical.
+    #[error("body {body:?}: {source}")]
+    InvalidBody {
+        /// The body.
+        body: String,
+        /// What is wrong.
+        #[source]
+        source: MathError,
+    },
+    /// A shape with a non-positive or non-finite size or density.
+    #[error("body {body:?}: shape {index}: {reason}")]
+    InvalidShape {
+        /// The body.
+        body: String,
+        /// Index of the shape on the body.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A dynamic body with neither a mass nor any shape with density.
+    #[error("body {body:?} is dynamic but has no mass: give it a mass or a shape with a density")]
+    NoMass {
+        /// The body.
+        body: String,
+    },
+    /// A joint names a body that does not exist.
+    #[error("joint {joint:?}: unknown body index {index} (the model has {count} bodies)")]
+    UnknownBody {
+        /// The joint.
+        joint: String,
+        /// The index given.
+        index: usize,
+        /// Number of bodies.
+        count: usize,
+    },
+    /// A joint between a body and itself.
+    #[error("joint {joint:?} connects body {body:?} to itself")]
+    SelfJoint {
+        /// The joint.
+        joint: String,
+        /// The body.
+        body: String,
+    },
+    /// A joint whose child is static (nothing could move).
+    #[error("joint {joint:?}: child body {body:?} is static; the child of a joint must be dynamic")]
+    StaticChild {
+        /// The joint.
+        joint: String,
+        /// The child body.
+        body: String,
+    },
+    /// An invalid joint parameter (axis, frame, compliance, drive gains …).
+    #[error("joint {joint:?}: {source}")]
+    InvalidJoint {
+        /// The joint.
+        joint: String,
+        /// What is wrong.
+        #[source]
+        source: ConstraintError,
+    },
+    /// A drive on a joint type that has no single coordinate.
+    #[error(
+        "joint {joint:?}: drives are supported on revolute and prismatic joints only, not on {kind} joints"
+    )]
+    DriveOnUnsupportedJoint {
+        /// The joint.
+        joint: String,
+        /// Its type.
+        kind: &'static str,
+    },
+    /// Gravity with a non-finite component.
+    #[error("gravity must be finite, got {gravity:?}")]
+    InvalidGravity {
+        /// The value given.
+        gravity: [f64; 3],
+    },
+    /// A batch of zero worlds.
+    #[error("the number of worlds must be at least 1")]
+    NoWorlds,
+}
+
+/// Why a step could not be taken at all (a step that runs but does not converge is
+/// not an error: see `StepStats::converged`).
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum StepError {
+    /// `h` is not a positive finite number.
+    #[error("time step must be positive and finite, got {h}")]
+    InvalidTimeStep {
+        /// The value given.
+        h: f64,
+    },
+    /// The state or control was made for another model.
+    #[error("{what} does not match the model: expected {expected}, got {got}")]
+    Mismatch {
+        /// Which array.
+        what: &'static str,
+        /// Expected length.
+        expected: usize,
+        /// Actual length.
+        got: usize,
+    },
+    /// An input (state or control) contains NaN or infinity.
+    #[error("{what} of world {world}, body or drive {index}, is not finite")]
+    NonFiniteInput {
+        /// Which input.
+        what: &'static str,
+        /// The world.
+        world: usize,
+        /// The body or drive index.
+        index: usize,
+    },
+    /// The backend cannot run this model (for example an unsupported feature).
+    #[error("backend {backend}: {reason}")]
+    Unsupported {
+        /// The backend.
+        backend: String,
+        /// Why.
+        reason: String,
+    },
+}

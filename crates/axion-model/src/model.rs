@@ -1,0 +1,332 @@
+//! The validated model and its builder.
+
+use axion_constraints::drive::{CoordinateKind, Drive};
+use axion_constraints::joint::{Joint, JointFrames, JointKind};
+use axion_math::{MassProperties, MathError, Pose, Twist, UnitAxis};
+use nalgebra::{Isometry3, Translation3, Vector3};
+
+use crate::desc::{BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointId, JointType};
+use crate::error::ModelError;
+use crate::shape::{ShapeDesc, combined_mass};
+
+/// A validated body. The solver works with its centre-of-mass pose; the reference
+/// frame is `com_pose * Translation(-com)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body {
+    /// Name.
+    pub name: String,
+    /// Dynamic or static.
+    pub kind: BodyKind,
+    /// Mass and inertia about the COM (infinite for a static body).
+    pub mass: MassProperties,
+    /// Centre of mass in the reference frame.
+    pub com: Vector3<f64>,
+    /// Inertia axes = reference frame axes; shapes in the reference frame.
+    pub shapes: Vec<ShapeDesc>,
+    /// Initial COM pose.
+    pub initial_pose: Pose,
+    /// Initial velocity.
+    pub initial_velocity: Twist,
+}
+
+impl Body {
+    /// Whether the body moves.
+    pub fn is_dynamic(&self) -> bool {
+        self.kind == BodyKind::Dynamic
+    }
+
+    /// The reference-frame pose of a body whose COM pose is `com_pose`.
+    pub fn reference_pose(&self, com_pose: &Pose) -> Pose {
+        com_pose * Translation3::from(-self.com)
+    }
+
+    /// The COM pose of a body whose reference-frame pose is `reference`.
+    pub fn com_pose(&self, reference: &Pose) -> Pose {
+        reference * Translation3::from(self.com)
+    }
+}
+
+/// A validated joint, frames relative to the centres of mass.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelJoint {
+    /// Name.
+    pub name: String,
+    /// Parent body (`None` = world).
+    pub parent: Option<BodyId>,
+    /// Child body.
+    pub child: BodyId,
+    /// The constraint (kind, COM-relative frames, compliance).
+    pub joint: Joint,
+    /// The joint's drive, if any.
+    pub drive: Option<DriveId>,
+    /// First row of this joint among the model's joint rows.
+    pub first_row: usize,
+}
+
+/// A validated drive on a joint coordinate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelDrive {
+    /// The driven joint.
+    pub joint: JointId,
+    /// Angle (revolute) or displacement (prismatic).
+    pub coordinate: CoordinateKind,
+    /// The joint axis (joint frame).
+    pub axis: UnitAxis,
+    /// Initial mode, targets and gains (the [`crate::Control`] can change targets).
+    pub initial: Drive,
+}
+
+/// A validated, immutable model: bodies, joints, drives, gravity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    bodies: Vec<Body>,
+    joints: Vec<ModelJoint>,
+    drives: Vec<ModelDrive>,
+    gravity: Vector3<f64>,
+    joint_rows: usize,
+}
+
+impl Model {
+    /// The bodies, indexed by [`BodyId`].
+    pub fn bodies(&self) -> &[Body] {
+        &self.bodies
+    }
+    /// The joints, indexed by [`JointId`].
+    pub fn joints(&self) -> &[ModelJoint] {
+        &self.joints
+    }
+    /// The drives, indexed by [`DriveId`].
+    pub fn drives(&self) -> &[ModelDrive] {
+        &self.drives
+    }
+    /// Gravity (m/s²).
+    pub fn gravity(&self) -> Vector3<f64> {
+        self.gravity
+    }
+    /// Total number of joint rows.
+    pub fn joint_row_count(&self) -> usize {
+        self.joint_rows
+    }
+    /// The body with this name.
+    pub fn body_id(&self, name: &str) -> Option<BodyId> {
+        self.bodies.iter().position(|b| b.name == name).map(BodyId)
+    }
+    /// The joint with this name.
+    pub fn joint_id(&self, name: &str) -> Option<JointId> {
+        self.joints.iter().position(|j| j.name == name).map(JointId)
+    }
+}
+
+/// Builds a [`Model`], checking every body and joint as it is added.
+#[derive(Clone, Debug)]
+pub struct ModelBuilder {
+    bodies: Vec<Body>,
+    joints: Vec<ModelJoint>,
+    drives: Vec<ModelDrive>,
+    gravity: Vector3<f64>,
+    joint_rows: usize,
+}
+
+impl Default for ModelBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn finite_pose(pose: &Isometry3<f64>) -> Result<(), MathError> {
+    let c = axion_math::pose_coords(pose);
+    axion_math::pose_from_coords(&[c[0], c[1], c[2], c[3], c[4], c[5], c[6]]).map(|_| ())
+}
+
+impl ModelBuilder {
+    /// An empty model with gravity $(0, 0, -9.81)$ m/s².
+    pub fn new() -> Self {
+        Self {
+            bodies: Vec::new(),
+            joints: Vec::new(),
+            drives: Vec::new(),
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+            joint_rows: 0,
+        }
+    }
+
+    /// Sets gravity.
+    pub fn gravity(&mut self, gravity: Vector3<f64>) -> Result<&mut Self, ModelError> {
+        if !gravity.iter().all(|g| g.is_finite()) {
+            return Err(ModelError::InvalidGravity {
+                gravity: gravity.into(),
+            });
+        }
+        self.gravity = gravity;
+        Ok(self)
+    }
+
+    /// Adds a body. Mass properties come from [`BodyDesc::mass`] or, if absent, from
+    /// the shapes' densities.
+    pub fn add_body(&mut self, desc: BodyDesc) -> Result<BodyId, ModelError> {
+        let name = desc.name.clone();
+        let invalid = |source| ModelError::InvalidBody {
+            body: name.clone(),
+            source,
+        };
+        if self.bodies.iter().any(|b| b.name == desc.name) {
+            return Err(ModelError::DuplicateBodyName { name: desc.name });
+        }
+        finite_pose(&desc.pose).map_err(invalid)?;
+        axion_math::error::ensure_all_finite("body velocity", desc.velocity.iter())
+            .map_err(invalid)?;
+        for (index, s) in desc.shapes.iter().enumerate() {
+            let shape_error = |reason| ModelError::InvalidShape {
+                body: name.clone(),
+                index,
+                reason,
+            };
+            s.shape.validate().map_err(shape_error)?;
+            if !(s.density.is_finite() && s.density >= 0.0) {
+                return Err(shape_error(format!(
+                    "density must be non-negative and finite, got {}",
+                    s.density
+                )));
+            }
+            finite_pose(&s.local_pose).map_err(|e| shape_error(e.to_string()))?;
+        }
+        let (mass, com) = match desc.kind {
+            BodyKind::Static => (MassProperties::infinite(), Vector3::zeros()),
+            BodyKind::Dynamic => {
+                let (m, com, inertia) = match desc.mass {
+                    Some(spec) => {
+                        axion_math::error::ensure_all_finite("centre of mass", spec.com.iter())
+                            .map_err(invalid)?;
+                        (spec.mass, spec.com, spec.inertia)
+                    }
+                    None => combined_mass(&desc.shapes)
+                        .ok_or(ModelError::NoMass { body: name.clone() })?,
+                };
+                (MassProperties::new(m, inertia).map_err(invalid)?, com)
+            }
+        };
+        let initial_pose = desc.pose * Translation3::from(com);
+        self.bodies.push(Body {
+            name: desc.name,
+            kind: desc.kind,
+            mass,
+            com,
+            shapes: desc.shapes,
+            initial_pose,
+            initial_velocity: if desc.kind == BodyKind::Static {
+                Twist::zeros()
+            } else {
+                desc.velocity
+            },
+        });
+        Ok(BodyId(self.bodies.len() - 1))
+    }
+
+    /// Adds a joint (and its drive).
+    pub fn add_joint(&mut self, desc: JointDesc) -> Result<JointId, ModelError> {
+        let name = desc.name.clone();
+        if self.joints.iter().any(|j| j.name == desc.name) {
+            return Err(ModelError::DuplicateJointName { name: desc.name });
+        }
+        let count = self.bodies.len();
+        let check = |id: BodyId| {
+            if id.0 < count {
+                Ok(&self.bodies[id.0])
+            } else {
+                Err(ModelError::UnknownBody {
+                    joint: name.clone(),
+                    index: id.0,
+                    count,
+                })
+            }
+        };
+        let child = check(desc.child)?;
+        let parent = desc.parent.map(check).transpose()?;
+        if desc.parent == Some(desc.child) {
+            return Err(ModelError::SelfJoint {
+                joint: name,
+                body: child.name.clone(),
+            });
+        }
+        if !child.is_dynamic() {
+            return Err(ModelError::StaticChild {
+                joint: name,
+                body: child.name.clone(),
+            });
+        }
+        let invalid = |source| ModelError::InvalidJoint {
+            joint: name.clone(),
+            source,
+        };
+        let axis = |v: Vector3<f64>| UnitAxis::normalize(v).map_err(|e| invalid(e.into()));
+        let kind = match desc.kind {
+            JointType::Revolute { axis: a } => JointKind::Revolute { axis: axis(a)? },
+            JointType::Prismatic { axis: a } => JointKind::Prismatic { axis: axis(a)? },
+            JointType::Ball => JointKind::Ball,
+            JointType::Fixed => JointKind::Fixed,
+            JointType::Free => JointKind::Free,
+        };
+        // Joint frames relative to each centre of mass.
+        let parent_com = parent.map_or(Vector3::zeros(), |p| p.com);
+        let frames = JointFrames::new(
+            Translation3::from(-parent_com) * desc.parent_frame,
+            Translation3::from(-child.com) * desc.child_frame,
+        )
+        .map_err(invalid)?;
+        let joint = Joint::new(kind, frames, desc.compliance).map_err(invalid)?;
+        let joint_id = JointId(self.joints.len());
+        let drive = match desc.drive {
+            None => None,
+            Some(d) => {
+                let (coordinate, axis) = match kind {
+                    JointKind::Revolute { axis } => (CoordinateKind::Angle, axis),
+                    JointKind::Prismatic { axis } => (CoordinateKind::Displacement, axis),
+                    _ => {
+                        return Err(ModelError::DriveOnUnsupportedJoint {
+                            joint: name,
+                            kind: desc.kind.name(),
+                        });
+                    }
+                };
+                let initial = match d {
+                    DriveDesc::Position {
+                        target,
+                        target_velocity,
+                        ke,
+                        kd,
+                    } => Drive::position(target, target_velocity, ke, kd),
+                    DriveDesc::Velocity { target, ke } => Drive::velocity(target, ke),
+                }
+                .map_err(invalid)?;
+                self.drives.push(ModelDrive {
+                    joint: joint_id,
+                    coordinate,
+                    axis,
+                    initial,
+                });
+                Some(DriveId(self.drives.len() - 1))
+            }
+        };
+        self.joints.push(ModelJoint {
+            name: desc.name,
+            parent: desc.parent,
+            child: desc.child,
+            joint,
+            drive,
+            first_row: self.joint_rows,
+        });
+        self.joint_rows += joint.row_count();
+        Ok(joint_id)
+    }
+
+    /// Finishes the model (everything was checked as it was added).
+    pub fn build(self) -> Result<Model, ModelError> {
+        Ok(Model {
+            bodies: self.bodies,
+            joints: self.joints,
+            drives: self.drives,
+            gravity: self.gravity,
+            joint_rows: self.joint_rows,
+        })
+    }
+}

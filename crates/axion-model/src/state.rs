@@ -1,0 +1,236 @@
+//! State and control of a batch of identical worlds.
+
+use axion_constraints::ConstraintError;
+use axion_constraints::drive::{Drive, DriveMode};
+use axion_math::{Pose, Twist, Wrench, twist};
+use nalgebra::Vector3;
+
+use crate::desc::{BodyId, DriveId};
+use crate::error::ModelError;
+use crate::model::Model;
+
+/// Positions, velocities and constraint forces of `worlds` copies of a model.
+///
+/// Body poses are stored for the centre of mass (what the solver integrates); use
+/// [`State::body_pose`] for the reference frame a user placed the body with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    worlds: usize,
+    bodies: usize,
+    rows: usize,
+    poses: Vec<Pose>,
+    velocities: Vec<Twist>,
+    joint_forces: Vec<f64>,
+    drive_forces: Vec<f64>,
+    time: f64,
+}
+
+impl State {
+    /// The model's initial state in each of `worlds` worlds.
+    pub fn new(model: &Model, worlds: usize) -> Result<Self, ModelError> {
+        if worlds == 0 {
+            return Err(ModelError::NoWorlds);
+        }
+        let b = model.bodies();
+        Ok(Self {
+            worlds,
+            bodies: b.len(),
+            rows: model.joint_row_count(),
+            poses: (0..worlds)
+                .flat_map(|_| b.iter().map(|b| b.initial_pose))
+                .collect(),
+            velocities: (0..worlds)
+                .flat_map(|_| b.iter().map(|b| b.initial_velocity))
+                .collect(),
+            joint_forces: vec![0.0; worlds * model.joint_row_count()],
+            drive_forces: vec![0.0; worlds * model.drives().len()],
+            time: 0.0,
+        })
+    }
+
+    /// Number of worlds.
+    pub fn worlds(&self) -> usize {
+        self.worlds
+    }
+    /// Number of bodies per world.
+    pub fn body_count(&self) -> usize {
+        self.bodies
+    }
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+    /// Advances the clock (backends call this after a step).
+    pub fn advance_time(&mut self, h: f64) {
+        self.time += h;
+    }
+
+    fn index(&self, world: usize, body: BodyId) -> usize {
+        assert!(
+            world < self.worlds && body.0 < self.bodies,
+            "world {world} / body {} out of range",
+            body.0
+        );
+        world * self.bodies + body.0
+    }
+
+    /// Centre-of-mass pose.
+    pub fn com_pose(&self, world: usize, body: BodyId) -> Pose {
+        self.poses[self.index(world, body)]
+    }
+    /// Reference-frame pose (the frame the body was placed with).
+    pub fn body_pose(&self, model: &Model, world: usize, body: BodyId) -> Pose {
+        model.bodies()[body.0].reference_pose(&self.com_pose(world, body))
+    }
+    /// Velocity of the centre of mass and angular velocity (world frame).
+    pub fn velocity(&self, world: usize, body: BodyId) -> Twist {
+        self.velocities[self.index(world, body)]
+    }
+    /// Sets the reference-frame pose of a body.
+    pub fn set_body_pose(&mut self, model: &Model, world: usize, body: BodyId, pose: Pose) {
+        let i = self.index(world, body);
+        self.poses[i] = model.bodies()[body.0].com_pose(&pose);
+    }
+    /// Sets the velocity of a body.
+    pub fn set_velocity(&mut self, world: usize, body: BodyId, velocity: Twist) {
+        let i = self.index(world, body);
+        self.velocities[i] = velocity;
+    }
+
+    /// All COM poses of one world.
+    pub fn world_poses(&self, world: usize) -> &[Pose] {
+        &self.poses[world * self.bodies..(world + 1) * self.bodies]
+    }
+    /// All velocities of one world.
+    pub fn world_velocities(&self, world: usize) -> &[Twist] {
+        &self.velocities[world * self.bodies..(world + 1) * self.bodies]
+    }
+    /// Joint row forces λ of one world (N or N·m; in the model's row order).
+    pub fn joint_forces(&self, world: usize) -> &[f64] {
+        &self.joint_forces[world * self.rows..(world + 1) * self.rows]
+    }
+    /// Drive forces of one world (N or N·m).
+    pub fn drive_forces(&self, world: usize) -> &[f64] {
+        let n = self.drive_forces.len() / self.worlds;
+        &self.drive_forces[world * n..(world + 1) * n]
+    }
+
+    /// Mutable views of one world's poses, velocities, joint and drive forces.
+    pub fn world_mut(&mut self, world: usize) -> WorldMut<'_> {
+        let (b, r) = (self.bodies, self.rows);
+        let d = self.drive_forces.len() / self.worlds;
+        WorldMut {
+            poses: &mut self.poses[world * b..(world + 1) * b],
+            velocities: &mut self.velocities[world * b..(world + 1) * b],
+            joint_forces: &mut self.joint_forces[world * r..(world + 1) * r],
+            drive_forces: &mut self.drive_forces[world * d..(world + 1) * d],
+        }
+    }
+}
+
+/// One world's mutable state, for backends.
+pub struct WorldMut<'a> {
+    /// COM poses.
+    pub poses: &'a mut [Pose],
+    /// Velocities.
+    pub velocities: &'a mut [Twist],
+    /// Joint row forces.
+    pub joint_forces: &'a mut [f64],
+    /// Drive forces.
+    pub drive_forces: &'a mut [f64],
+}
+
+/// Inputs of each world for the next steps: drive targets and external wrenches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Control {
+    worlds: usize,
+    drives: Vec<Drive>,
+    wrenches: Vec<Wrench>,
+    bodies: usize,
+}
+
+impl Control {
+    /// The model's initial drive targets and no external force, in each world.
+    pub fn new(model: &Model, worlds: usize) -> Self {
+        let d: Vec<Drive> = model.drives().iter().map(|d| d.initial).collect();
+        Self {
+            worlds,
+            drives: (0..worlds).flat_map(|_| d.iter().copied()).collect(),
+            wrenches: vec![Wrench::zeros(); worlds * model.bodies().len()],
+            bodies: model.bodies().len(),
+        }
+    }
+
+    /// Number of worlds.
+    pub fn worlds(&self) -> usize {
+        self.worlds
+    }
+
+    fn drive_index(&self, world: usize, drive: DriveId) -> usize {
+        let n = self.drives.len() / self.worlds.max(1);
+        assert!(
+            world < self.worlds && drive.0 < n,
+            "world {world} / drive {} out of range",
+            drive.0
+        );
+        world * n + drive.0
+    }
+
+    /// The drive (mode, targets, gains) of one world.
+    pub fn drive(&self, world: usize, drive: DriveId) -> Drive {
+        self.drives[self.drive_index(world, drive)]
+    }
+
+    /// All drives of one world.
+    pub fn world_drives(&self, world: usize) -> &[Drive] {
+        let n = self.drives.len() / self.worlds;
+        &self.drives[world * n..(world + 1) * n]
+    }
+
+    /// Sets a new target, keeping the drive's mode and gains (a position drive gets
+    /// `target` as position and `target_velocity` as feed-forward; a velocity drive
+    /// gets `target_velocity`).
+    pub fn set_target(
+        &mut self,
+        world: usize,
+        drive: DriveId,
+        target: f64,
+        target_velocity: f64,
+    ) -> Result<(), ConstraintError> {
+        let i = self.drive_index(world, drive);
+        let d = self.drives[i];
+        self.drives[i] = match d.mode() {
+            DriveMode::Position { .. } => Drive::position(target, target_velocity, d.ke(), d.kd())?,
+            DriveMode::Velocity { .. } => Drive::velocity(target_velocity, d.ke())?,
+        };
+        Ok(())
+    }
+
+    /// Replaces a drive (mode, targets and gains).
+    pub fn set_drive(&mut self, world: usize, drive: DriveId, value: Drive) {
+        let i = self.drive_index(world, drive);
+        self.drives[i] = value;
+    }
+
+    /// External force and torque at a body's centre of mass (world frame), applied
+    /// during every following step until changed.
+    pub fn set_wrench(
+        &mut self,
+        world: usize,
+        body: BodyId,
+        force: Vector3<f64>,
+        torque: Vector3<f64>,
+    ) {
+        assert!(
+            world < self.worlds && body.0 < self.bodies,
+            "world {world} / body {} out of range",
+            body.0
+        );
+        self.wrenches[world * self.bodies + body.0] = twist(force, torque);
+    }
+
+    /// External wrenches of one world, per body.
+    pub fn world_wrenches(&self, world: usize) -> &[Wrench] {
+        &self.wrenches[world * self.bodies..(world + 1) * self.bodies]
+    }
+}

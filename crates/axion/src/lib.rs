@@ -1,0 +1,232 @@
+//! # axion
+//!
+//! The front door of axion-rs: build a [`Model`], wrap it in a [`Simulator`] with a
+//! time step, a number of worlds and a backend, then [`step`](Simulator::step) or
+//! [`run`](Simulator::run) it and read the [`State`] and per-step [`StepStats`].
+//!
+//! ```
+//! use axion::prelude::*;
+//! use nalgebra::{Isometry3, Vector3};
+//!
+//! // A 1 kg ball on a massless 1 m rod, hinged to the world at the origin, released horizontal.
+//! let mut b = ModelBuilder::new();
+//! let ball = b.add_body(BodyDesc::dynamic("ball").at(Vector3::new(1.0, 0.0, 0.0))
+//!     .mass(1.0, Vector3::zeros(), nalgebra::Matrix3::identity() * 1e-4))?;
+//! b.add_joint(JointDesc::new("hinge", JointType::Revolute { axis: Vector3::y() }, None, ball)
+//!     .frames(Isometry3::identity(), Isometry3::translation(-1.0, 0.0, 0.0)))?;
+//! let mut sim = Simulator::new(b.build()?, 1, 0.01, BackendChoice::Cpu)?;
+//! let summary = sim.run(100)?;
+//! assert_eq!(summary.converged_steps, 100);
+//! assert!(sim.joint_errors(0).position < 1e-9);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod scenes;
+
+use std::time::{Duration, Instant};
+
+pub use axion_constraints as constraints;
+pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
+pub use axion_math as math;
+pub use axion_model::measure::{Energy, JointErrors};
+pub use axion_model::{
+    Backend, BodyDesc, BodyId, BodyKind, Control, DriveDesc, DriveId, JointDesc, JointId,
+    JointType, Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError, StepReport,
+    StepStats,
+};
+
+/// Everything a typical program needs.
+pub mod prelude {
+    pub use crate::{
+        BackendChoice, BodyDesc, BodyId, DriveDesc, Integrator, JointDesc, JointType, ModelBuilder,
+        Shape, ShapeDesc, Simulator, SolverSettings,
+    };
+}
+
+/// Which backend steps the worlds.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum BackendChoice {
+    /// The CPU reference (f64, sparse direct solves).
+    Cpu,
+    /// The CPU reference with custom solver settings.
+    CpuWith(SolverSettings),
+    /// The best available backend for the batch. Today: the CPU (the GPU backend is
+    /// planned); the reason is reported by [`Simulator::backend_reason`].
+    #[default]
+    Auto,
+}
+
+/// Why a simulator could not be created or stepped.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// The model or the number of worlds is invalid.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// A step could not be taken.
+    #[error(transparent)]
+    Step(#[from] StepError),
+}
+
+/// What a run did, for a summary line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunSummary {
+    /// Steps taken (each steps every world).
+    pub steps: usize,
+    /// Simulated time covered (s).
+    pub simulated: f64,
+    /// Wall-clock time spent in the backend.
+    pub wall: Duration,
+    /// Mean Newton iterations per world-step.
+    pub mean_iterations: f64,
+    /// Largest Newton iteration count of any world-step.
+    pub max_iterations: usize,
+    /// Steps in which every world converged.
+    pub converged_steps: usize,
+}
+
+impl RunSummary {
+    /// Simulated time per wall-clock time (per world).
+    pub fn real_time_factor(&self) -> f64 {
+        self.simulated / self.wall.as_secs_f64().max(1e-12)
+    }
+}
+
+/// A model, the state of its worlds, their control, and the backend that steps them.
+pub struct Simulator {
+    model: Model,
+    state: State,
+    control: Control,
+    backend: Box<dyn Backend>,
+    backend_reason: String,
+    dt: f64,
+    last: StepReport,
+}
+
+impl Simulator {
+    /// `worlds` copies of `model` in their initial state, stepped by `dt` seconds.
+    pub fn new(
+        model: Model,
+        worlds: usize,
+        dt: f64,
+        backend: BackendChoice,
+    ) -> Result<Self, SimError> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(StepError::InvalidTimeStep { h: dt }.into());
+        }
+        let state = State::new(&model, worlds)?;
+        let control = Control::new(&model, worlds);
+        let (backend, backend_reason): (Box<dyn Backend>, String) = match backend {
+            BackendChoice::Cpu => (Box::new(CpuBackend::default()), "requested".into()),
+            BackendChoice::CpuWith(settings) => {
+                (Box::new(CpuBackend::new(settings)), "requested".into())
+            }
+            BackendChoice::Auto => (
+                Box::new(CpuBackend::default()),
+                "auto: the CPU backend is the only one built".into(),
+            ),
+        };
+        Ok(Self {
+            model,
+            state,
+            control,
+            backend,
+            backend_reason,
+            dt,
+            last: StepReport::default(),
+        })
+    }
+
+    /// Advances every world by one step.
+    pub fn step(&mut self) -> Result<&StepReport, SimError> {
+        self.last = self
+            .backend
+            .step(&self.model, &mut self.state, &self.control, self.dt)?;
+        Ok(&self.last)
+    }
+
+    /// Runs `steps` steps, calling `observe` after each.
+    pub fn run_with(
+        &mut self,
+        steps: usize,
+        mut observe: impl FnMut(&Simulator),
+    ) -> Result<RunSummary, SimError> {
+        let mut summary = RunSummary {
+            steps: 0,
+            simulated: 0.0,
+            wall: Duration::ZERO,
+            mean_iterations: 0.0,
+            max_iterations: 0,
+            converged_steps: 0,
+        };
+        let mut iterations = 0usize;
+        let mut world_steps = 0usize;
+        for _ in 0..steps {
+            let start = Instant::now();
+            self.step()?;
+            summary.wall += start.elapsed();
+            summary.steps += 1;
+            summary.simulated += self.dt;
+            summary.max_iterations = summary.max_iterations.max(self.last.max_iterations());
+            summary.converged_steps += usize::from(self.last.all_converged());
+            iterations += self.last.worlds.iter().map(|s| s.iterations).sum::<usize>();
+            world_steps += self.last.worlds.len();
+            observe(self);
+        }
+        summary.mean_iterations = iterations as f64 / world_steps.max(1) as f64;
+        Ok(summary)
+    }
+
+    /// Runs `steps` steps.
+    pub fn run(&mut self, steps: usize) -> Result<RunSummary, SimError> {
+        self.run_with(steps, |_| {})
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+    /// The state of every world.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+    /// The state, to set poses or velocities.
+    pub fn state_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+    /// Drive targets and external forces.
+    pub fn control(&self) -> &Control {
+        &self.control
+    }
+    /// Drive targets and external forces, to change them.
+    pub fn control_mut(&mut self) -> &mut Control {
+        &mut self.control
+    }
+    /// The time step (s).
+    pub fn dt(&self) -> f64 {
+        self.dt
+    }
+    /// Simulated time (s).
+    pub fn time(&self) -> f64 {
+        self.state.time()
+    }
+    /// The statistics of the last step.
+    pub fn last_report(&self) -> &StepReport {
+        &self.last
+    }
+    /// The backend's name.
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
+    }
+    /// Why this backend was chosen.
+    pub fn backend_reason(&self) -> &str {
+        &self.backend_reason
+    }
+    /// Kinetic and potential energy of a world.
+    pub fn energy(&self, world: usize) -> Energy {
+        axion_model::measure::energy(&self.model, &self.state, world)
+    }
+    /// Largest joint errors of a world.
+    pub fn joint_errors(&self, world: usize) -> JointErrors {
+        axion_model::measure::joint_errors(&self.model, &self.state, world)
+    }
+}

@@ -1,0 +1,316 @@
+//! Built-in scenes: the canonical scenes of `SCENES.md` that involve joints and drives,
+//! and the reference implementation's double pendulum. Tests, examples and benchmarks
+//! build them from here so they all simulate the same thing.
+
+use std::f64::consts::FRAC_PI_4;
+
+use axion_model::{
+    BodyDesc, BodyId, DriveDesc, JointDesc, JointType, Model, ModelBuilder, ModelError, Shape,
+};
+use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
+
+/// A point-like mass: a tiny inertia keeps the mass matrix invertible without
+/// changing the dynamics measurably (1e-6 kg·m² against m L² = 1 kg·m²).
+const POINT_INERTIA: f64 = 1e-6;
+
+/// SCENES.md row 2: a 1 kg point mass on a massless 1 m link, hinged to the world at
+/// the origin about y, released horizontal (at $x = 1$ m).
+pub fn pendulum() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    let bob = b.add_body(
+        BodyDesc::dynamic("bob")
+            .at(Vector3::new(1.0, 0.0, 0.0))
+            .mass(1.0, Vector3::zeros(), Matrix3::identity() * POINT_INERTIA),
+    )?;
+    b.add_joint(
+        JointDesc::new(
+            "hinge",
+            JointType::Revolute { axis: Vector3::y() },
+            None,
+            bob,
+        )
+        .frames(
+            Isometry3::identity(),
+            Isometry3::translation(-1.0, 0.0, 0.0),
+        ),
+    )?;
+    b.build()
+}
+
+/// The exact period of a pendulum of length `l` released at rest from angle `theta0`
+/// (rad from the bottom): $T = 4\sqrt{l/g}\thinspace K(\sin\tfrac{\theta_0}{2})$, with the complete
+/// elliptic integral $K(k) = \pi / (2\thinspace \mathrm{AGM}(1, \sqrt{1-k^2}))$.
+pub fn pendulum_period(l: f64, g: f64, theta0: f64) -> f64 {
+    let k = (theta0 / 2.0).sin();
+    let (mut a, mut b) = (1.0f64, (1.0 - k * k).sqrt());
+    while (a - b).abs() > 1e-15 * a {
+        (a, b) = (0.5 * (a + b), (a * b).sqrt());
+    }
+    4.0 * (l / g).sqrt() * std::f64::consts::PI / (2.0 * a)
+}
+
+/// Options of [`chain`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChainOptions {
+    /// Number of links.
+    pub links: usize,
+    /// Length of each link (m).
+    pub link_length: f64,
+    /// Mass of each link (kg).
+    pub link_mass: f64,
+    /// Initial angle from the vertical (rad), about the world x axis.
+    pub angle: f64,
+    /// Mass of a sphere hung from the last link by one more hinge, if any (kg).
+    pub bob_mass: Option<f64>,
+}
+
+impl Default for ChainOptions {
+    /// SCENES.md row 3: 20 capsules of 0.1 m and 0.1 kg released 45° off vertical.
+    fn default() -> Self {
+        Self {
+            links: 20,
+            link_length: 0.1,
+            link_mass: 0.1,
+            angle: FRAC_PI_4,
+            bob_mass: None,
+        }
+    }
+}
+
+/// SCENES.md row 3: a chain of capsule links hung from the world at the origin by
+/// revolute joints with axes alternating between the links' x and y axes, straight and
+/// tilted by `angle` about x. Link $i$'s centre is at distance $(i + \tfrac12)\ell$ from
+/// the anchor along the chain.
+pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
+    let ChainOptions {
+        links,
+        link_length: l,
+        link_mass: m,
+        angle,
+        bob_mass,
+    } = options;
+    let mut b = ModelBuilder::new();
+    // Links hang along −z rotated by `angle` about x.
+    let rotation = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), angle);
+    let down = rotation * -Vector3::z();
+    let radius = 0.1 * l;
+    let capsule = Shape::Capsule {
+        radius,
+        half_length: 0.5 * l,
+    };
+    let top = Isometry3::translation(0.0, 0.0, 0.5 * l);
+    let bottom = Isometry3::translation(0.0, 0.0, -0.5 * l);
+    let mut parent: Option<BodyId> = None;
+    for i in 0..links {
+        let centre = down * ((i as f64 + 0.5) * l);
+        let link = b.add_body(
+            BodyDesc::dynamic(format!("link{i}"))
+                .pose(Isometry3::from_parts(centre.into(), rotation))
+                .mass(m, Vector3::zeros(), capsule.unit_inertia(m))
+                .shape(axion_model::ShapeDesc::new(capsule)),
+        )?;
+        let axis = if i % 2 == 0 {
+            Vector3::x()
+        } else {
+            Vector3::y()
+        };
+        let parent_frame = match parent {
+            None => Isometry3::from_parts(Vector3::zeros().into(), rotation),
+            Some(_) => bottom,
+        };
+        b.add_joint(
+            JointDesc::new(
+                format!("joint{i}"),
+                JointType::Revolute { axis },
+                parent,
+                link,
+            )
+            .frames(parent_frame, top),
+        )?;
+        parent = Some(link);
+    }
+    if let Some(mass) = bob_mass {
+        let r = 2.0 * radius;
+        let centre = down * (links as f64 * l + r);
+        let bob = b.add_body(
+            BodyDesc::dynamic("bob")
+                .pose(Isometry3::from_parts(centre.into(), rotation))
+                .mass(
+                    mass,
+                    Vector3::zeros(),
+                    Shape::Sphere { radius: r }.unit_inertia(mass),
+                ),
+        )?;
+        let axis = if links % 2 == 0 {
+            Vector3::x()
+        } else {
+            Vector3::y()
+        };
+        let parent_frame = match parent {
+            None => Isometry3::from_parts(Vector3::zeros().into(), rotation),
+            Some(_) => bottom,
+        };
+        b.add_joint(
+            JointDesc::new("bob joint", JointType::Revolute { axis }, parent, bob)
+                .frames(parent_frame, Isometry3::translation(0.0, 0.0, r)),
+        )?;
+    }
+    b.build()
+}
+
+/// A free body with principal inertias (1, 2, 3) kg·m² and no gravity, spinning mostly
+/// about its stable third axis with a wobble: `ω₀ = (0.3, 0.2, 2)` rad/s.
+pub fn torque_free_body() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    b.gravity(Vector3::zeros())?;
+    b.add_body(
+        BodyDesc::dynamic("top")
+            .pose(Isometry3::new(
+                Vector3::zeros(),
+                Vector3::new(0.2, -0.1, 0.4),
+            ))
+            .velocity(axion_math::twist(
+                Vector3::new(0.1, 0.0, 0.0),
+                Vector3::new(0.3, 0.2, 2.0),
+            ))
+            .mass(
+                5.0,
+                Vector3::zeros(),
+                Matrix3::from_diagonal(&Vector3::new(1.0, 2.0, 3.0)),
+            ),
+    )?;
+    b.build()
+}
+
+/// Which joint a [`servo`] drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServoJoint {
+    /// A 10 kg bar 1 m × 0.2 × 0.2 m hinged at one end about z.
+    Revolute,
+    /// A 10 kg cube (1 m) sliding along x.
+    Prismatic,
+}
+
+/// SCENES.md row 6 (no gravity): a servo with the given drive.
+pub fn servo(joint: ServoJoint, drive: DriveDesc) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    b.gravity(Vector3::zeros())?;
+    let (size, kind, child_frame) = match joint {
+        ServoJoint::Revolute => (
+            Vector3::new(1.0, 0.2, 0.2),
+            JointType::Revolute { axis: Vector3::z() },
+            Isometry3::translation(-0.5, 0.0, 0.0),
+        ),
+        ServoJoint::Prismatic => (
+            Vector3::new(1.0, 1.0, 1.0),
+            JointType::Prismatic { axis: Vector3::x() },
+            Isometry3::identity(),
+        ),
+    };
+    let offset = -child_frame.translation.vector;
+    let box_shape = Shape::Box {
+        half_extents: size / 2.0,
+    };
+    let body = b.add_body(
+        BodyDesc::dynamic("body")
+            .at(offset)
+            .mass(10.0, Vector3::zeros(), box_shape.unit_inertia(10.0))
+            .shape(axion_model::ShapeDesc::new(box_shape)),
+    )?;
+    b.add_joint(
+        JointDesc::new("servo", kind, None, body)
+            .frames(Isometry3::identity(), child_frame)
+            .drive(drive),
+    )?;
+    b.build()
+}
+
+/// SCENES.md row 7: a 240 kg cart (box 0.6 × 1.0 × 0.4 m, density 1000) on a prismatic
+/// joint along world y with a velocity drive (`ke` = 1000, target `cart_velocity`), and
+/// a 20 kg pole (0.1 × 0.1 × 2 m) hanging from the cart's top on a free hinge about x.
+pub fn cartpole(cart_velocity: f64) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    let cart_shape = Shape::Box {
+        half_extents: Vector3::new(0.3, 0.5, 0.2),
+    };
+    let pole_shape = Shape::Box {
+        half_extents: Vector3::new(0.05, 0.05, 1.0),
+    };
+    let cart =
+        b.add_body(BodyDesc::dynamic("cart").shape(axion_model::ShapeDesc::new(cart_shape)))?;
+    let pole = b.add_body(
+        BodyDesc::dynamic("pole")
+            .at(Vector3::new(0.0, 0.0, -0.8))
+            .shape(axion_model::ShapeDesc::new(pole_shape)),
+    )?;
+    b.add_joint(
+        JointDesc::new(
+            "slider",
+            JointType::Prismatic { axis: Vector3::y() },
+            None,
+            cart,
+        )
+        .drive(DriveDesc::Velocity {
+            target: cart_velocity,
+            ke: 1000.0,
+        }),
+    )?;
+    b.add_joint(
+        JointDesc::new(
+            "hinge",
+            JointType::Revolute { axis: Vector3::x() },
+            Some(cart),
+            pole,
+        )
+        .frames(
+            Isometry3::translation(0.0, 0.0, 0.2),
+            Isometry3::translation(0.0, 0.0, 1.0),
+        ),
+    )?;
+    b.build()
+}
+
+/// The reference implementation's double pendulum (REFERENCE-AXION.md §8.3): two
+/// 2 m bars (0.2 × 0.2 m section, density 1000, 80 kg each) in a chain of two hinges
+/// about y, the first at (0, 0, 5), released horizontal.
+pub fn double_pendulum() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    let bar = Shape::Box {
+        half_extents: Vector3::new(1.0, 0.1, 0.1),
+    };
+    let link0 = b.add_body(
+        BodyDesc::dynamic("link0")
+            .at(Vector3::new(1.0, 0.0, 5.0))
+            .shape(axion_model::ShapeDesc::new(bar)),
+    )?;
+    let link1 = b.add_body(
+        BodyDesc::dynamic("link1")
+            .at(Vector3::new(3.0, 0.0, 5.0))
+            .shape(axion_model::ShapeDesc::new(bar)),
+    )?;
+    let hinge = JointType::Revolute { axis: Vector3::y() };
+    b.add_joint(JointDesc::new("j0", hinge, None, link0).frames(
+        Isometry3::translation(0.0, 0.0, 5.0),
+        Isometry3::translation(-1.0, 0.0, 0.0),
+    ))?;
+    b.add_joint(JointDesc::new("j1", hinge, Some(link0), link1).frames(
+        Isometry3::translation(1.0, 0.0, 0.0),
+        Isometry3::translation(-1.0, 0.0, 0.0),
+    ))?;
+    b.build()
+}
+
+/// A deliberately impossible system: one body welded to the world at two places 0.1 m
+/// apart. No configuration satisfies both joints.
+pub fn impossible() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    let body = b.add_body(
+        BodyDesc::dynamic("body").shape(axion_model::ShapeDesc::new(Shape::Sphere { radius: 0.1 })),
+    )?;
+    b.add_joint(JointDesc::new("weld a", JointType::Fixed, None, body))?;
+    b.add_joint(
+        JointDesc::new("weld b", JointType::Fixed, None, body)
+            .frames(Isometry3::translation(0.1, 0.0, 0.0), Isometry3::identity()),
+    )?;
+    b.build()
+}
