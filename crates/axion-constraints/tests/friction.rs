@@ -37,16 +37,17 @@ fn max_dissipation(cone: &FrictionCone, v: &Vector2<f64>, lambda_n: f64) -> Vect
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(config())]
 
     /// Sliding limit: one fixed-point update from any force inside the cone gives
     /// λ_t = −v/w → −μλ_n v̂ as the three small ratios of the formula vanish:
     /// rL/d (cone slack against slip, L = μλ_n h, d = h|v|), ε_w h/(rL) (the
     /// denominator guard) and ε_d/d² (the slip floor). Here each is ≤ 1e-5 (which takes
     /// a fast slip, |v| ≥ 1e4 m/s, because ε_w is absolute), so the error is ≤ 1e-4.
+    /// μλ_n ≥ 1 N keeps w ≈ |v|/(μλ_n) below the clamp w_max = 1e5.
     #[test]
     fn fixed_point_sliding_limit(
-        mu in 0.1f64..1.5, lambda_n in 1.0f64..100.0, dir in unit2(), speed in 1e4f64..5e4,
+        mu in 0.1f64..1.5, lambda_n in 10.0f64..100.0, dir in unit2(), speed in 1e4f64..5e4,
         inside in 0.0f64..0.99, prev_dir in unit2(), h in 1e-3f64..0.05,
     ) {
         let cone = FrictionCone::isotropic(mu).unwrap();

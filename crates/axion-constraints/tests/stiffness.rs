@@ -41,7 +41,7 @@ fn assert_close(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(config())]
 
     #[test]
     fn joint_stiffness_matches_finite_differences(

@@ -64,8 +64,12 @@ pub fn weights(
     let p = h * sc.force_to_scaled(lambda_t_prev).norm();
     let l = h * sc.mu * lambda_n_prev.max(0.0);
     let slack = l - p.min(l);
-    let phi = d + r * slack - (d * d + r * r * slack * slack).sqrt();
-    let w = (r * (d - phi) / (r * p + phi + settings.denominator_eps * h))
+    // d − φ = √(d² + r²σ²) − rσ = d² / (√(d² + r²σ²) + rσ), without cancellation (σ ≥ 0):
+    // in the sticking limit d ≪ rσ the direct difference would be all rounding.
+    let rs = r * slack;
+    let d_minus_phi = d * d / ((d * d + rs * rs).sqrt() + rs);
+    let phi = d - d_minus_phi;
+    let w = (r * d_minus_phi / (r * p + phi + settings.denominator_eps * h))
         .clamp(0.0, settings.max_weight);
     sc.s.map(|s| w / (s * s))
 }

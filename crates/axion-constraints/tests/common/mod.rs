@@ -75,8 +75,22 @@ pub fn check_jacobian(
     du_a: &Twist,
     du_b: &Twist,
 ) -> Result<(), TestCaseError> {
+    check_jacobian_against(what, jacobian, jacobian, fd, du_a, du_b)
+}
+
+/// As [`check_jacobian`], with the tolerance relative to the blocks of `scale_of` (for
+/// a row whose Jacobian is a geometric one times a factor that may vanish, like FB's
+/// ∂φ/∂g far from contact: the difference is then judged at the geometric scale).
+pub fn check_jacobian_against(
+    what: &str,
+    jacobian: &RowJacobian,
+    scale_of: &RowJacobian,
+    fd: f64,
+    du_a: &Twist,
+    du_b: &Twist,
+) -> Result<(), TestCaseError> {
     let analytic = jacobian.dot(du_a, du_b);
-    let scale = jacobian.body_a.norm() * du_a.norm() + jacobian.body_b.norm() * du_b.norm() + 1e-12;
+    let scale = scale_of.body_a.norm() * du_a.norm() + scale_of.body_b.norm() * du_b.norm() + 1e-12;
     prop_assert!(
         (analytic - fd).abs() <= FD_TOL * scale,
         "{what}: J·δu = {analytic}, finite difference = {fd}, relative error {:e}",
@@ -173,4 +187,17 @@ impl OneBody {
 /// Linear and angular parts, for readable assertions.
 pub fn split(u: &Twist) -> (Vector3<f64>, Vector3<f64>) {
     (linear(u), angular(u))
+}
+
+/// 512 cases per property, or `PROPTEST_CASES` when set (for longer local runs).
+pub fn config() -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(512);
+    // Some properties discard a share of inputs (near a kink); allow that share.
+    ProptestConfig {
+        max_global_rejects: 4 * cases,
+        ..ProptestConfig::with_cases(cases)
+    }
 }

@@ -1,0 +1,52 @@
+//! One backward-Euler step (h = 0.01 s) of the hanging chain of SCENES.md row 3 with 10,
+//! 100 and 1000 links, single thread. Every timed step starts from the same swinging
+//! state (after 50 steps), so the chain never comes to rest during timing. Before
+//! timing, prints the Newton iterations per step over 100 steps of the motion.
+//!
+//! `cargo bench --bench chain_step`
+
+use std::hint::black_box;
+
+use axion::prelude::*;
+use axion::scenes::{ChainOptions, chain};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+
+fn simulator(links: usize) -> Simulator {
+    let model = chain(ChainOptions {
+        links,
+        ..Default::default()
+    })
+    .expect("built-in scene");
+    Simulator::new(model, 1, 0.01, BackendChoice::Cpu).expect("valid simulator")
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("chain_step");
+    for links in [10, 100, 1000] {
+        let mut sim = simulator(links);
+        sim.run(50).expect("step");
+        let swinging = sim.state().clone();
+        let summary = sim.run(100).expect("step");
+        eprintln!(
+            "chain of {links}: {:.2} Newton iterations per step (max {}), {}/{} converged, {:.0} steps/s over 100 steps",
+            summary.mean_iterations,
+            summary.max_iterations,
+            summary.converged_steps,
+            summary.steps,
+            summary.steps as f64 / summary.wall.as_secs_f64()
+        );
+        if links >= 1000 {
+            group.sample_size(10);
+        }
+        group.bench_with_input(BenchmarkId::from_parameter(links), &links, |b, _| {
+            b.iter(|| {
+                *sim.state_mut() = swinging.clone();
+                black_box(sim.step().expect("step").worlds[0].iterations)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
