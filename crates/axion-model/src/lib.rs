@@ -25,5 +25,5 @@ pub use desc::{
 };
 pub use error::{ModelError, StepError};
 pub use model::{Body, Model, ModelBuilder, ModelDrive, ModelJoint};
-pub use shape::{Shape, ShapeDesc};
+pub use shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
 pub use state::{Control, State, WorldMut};

@@ -7,7 +7,7 @@ use nalgebra::{Isometry3, Translation3, Vector3};
 
 use crate::desc::{BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointId, JointType};
 use crate::error::ModelError;
-use crate::shape::{ShapeDesc, combined_mass};
+use crate::shape::{Geometry, ShapeDesc, combined_mass};
 
 /// A validated body. The solver works with its centre-of-mass pose; the reference
 /// frame is `com_pose * Translation(-com)`.
@@ -133,6 +133,56 @@ impl Default for ModelBuilder {
     }
 }
 
+/// Checks one shape of a body: geometry, density, pose, material, and that its mass can
+/// be known (a dynamic body's half-space cannot; a mesh needs an explicit body mass).
+fn validate_shape(body: &BodyDesc, s: &ShapeDesc) -> Result<(), String> {
+    s.geometry.validate()?;
+    if !(s.density.is_finite() && s.density >= 0.0) {
+        return Err(format!(
+            "density must be non-negative and finite, got {}",
+            s.density
+        ));
+    }
+    finite_pose(&s.local_pose).map_err(|e| e.to_string())?;
+    let m = &s.material;
+    if !(m.friction.is_finite() && m.friction >= 0.0) {
+        return Err(format!(
+            "friction must be non-negative and finite, got {}",
+            m.friction
+        ));
+    }
+    if !(0.0..=1.0).contains(&m.restitution) {
+        return Err(format!(
+            "restitution must lie in [0, 1], got {}",
+            m.restitution
+        ));
+    }
+    if let Some(a) = &m.anisotropy {
+        let axis_ok = a.axis.iter().all(|x| x.is_finite()) && a.axis.norm() > f64::EPSILON;
+        if !(axis_ok && a.friction_perp.is_finite() && a.friction_perp >= 0.0) {
+            return Err(format!(
+                "anisotropy needs a non-zero axis and a non-negative friction across it, got {a:?}"
+            ));
+        }
+    }
+    if body.kind == BodyKind::Dynamic {
+        match s.geometry {
+            Geometry::HalfSpace { .. } => {
+                return Err("a half-space has infinite mass: put it on a static body".into());
+            }
+            Geometry::Solid(_) => {}
+            _ if body.mass.is_none() => {
+                return Err(format!(
+                    "the mass of a {} is not computed: give the body an explicit mass",
+                    s.geometry.name()
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn finite_pose(pose: &Isometry3<f64>) -> Result<(), MathError> {
     let c = axion_math::pose_coords(pose);
     axion_math::pose_from_coords(&[c[0], c[1], c[2], c[3], c[4], c[5], c[6]]).map(|_| ())
@@ -176,19 +226,11 @@ impl ModelBuilder {
         axion_math::error::ensure_all_finite("body velocity", desc.velocity.iter())
             .map_err(invalid)?;
         for (index, s) in desc.shapes.iter().enumerate() {
-            let shape_error = |reason| ModelError::InvalidShape {
+            validate_shape(&desc, s).map_err(|reason| ModelError::InvalidShape {
                 body: name.clone(),
                 index,
                 reason,
-            };
-            s.shape.validate().map_err(shape_error)?;
-            if !(s.density.is_finite() && s.density >= 0.0) {
-                return Err(shape_error(format!(
-                    "density must be non-negative and finite, got {}",
-                    s.density
-                )));
-            }
-            finite_pose(&s.local_pose).map_err(|e| shape_error(e.to_string()))?;
+            })?;
         }
         let (mass, com) = match desc.kind {
             BodyKind::Static => (MassProperties::infinite(), Vector3::zeros()),

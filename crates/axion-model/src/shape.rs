@@ -130,24 +130,219 @@ impl Shape {
     }
 }
 
-/// A shape placed on a body with a density.
+/// Any collision geometry: a solid primitive (which also gives mass), or a shape whose
+/// mass is not computed (a static half-space, meshes, height fields).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Geometry {
+    /// A solid primitive.
+    Solid(Shape),
+    /// Everything below the plane through the frame origin with outward `normal`
+    /// (local frame): the ground. Static bodies only.
+    HalfSpace {
+        /// Outward normal (any non-zero length).
+        normal: Vector3<f64>,
+    },
+    /// The convex hull of `points` (at least 4, not coplanar).
+    ConvexHull {
+        /// Points in the shape frame.
+        points: Vec<Vector3<f64>>,
+    },
+    /// A triangle mesh (a surface: it has no inside).
+    TriMesh {
+        /// Vertices in the shape frame.
+        vertices: Vec<Vector3<f64>>,
+        /// Triangles, counter-clockwise seen from outside.
+        indices: Vec<[u32; 3]>,
+    },
+    /// A height field over the shape frame's x–y plane: `heights[i * cols + j]` is the
+    /// z of the grid point $(i \Delta x, j \Delta y)$ for `i < rows`, `j < cols`.
+    HeightField {
+        /// Row-major heights (m).
+        heights: Vec<f64>,
+        /// Number of grid rows (along x), at least 2.
+        rows: usize,
+        /// Number of grid columns (along y), at least 2.
+        cols: usize,
+        /// Grid spacing $(\Delta x, \Delta y)$ (m).
+        spacing: (f64, f64),
+    },
+}
+
+impl Geometry {
+    /// A short name for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Geometry::Solid(s) => s.name(),
+            Geometry::HalfSpace { .. } => "half-space",
+            Geometry::ConvexHull { .. } => "convex hull",
+            Geometry::TriMesh { .. } => "triangle mesh",
+            Geometry::HeightField { .. } => "height field",
+        }
+    }
+
+    /// Checks sizes, finiteness and index ranges (degenerate hulls are found when the
+    /// collision world is built).
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = |v: &Vector3<f64>| v.iter().all(|x| x.is_finite());
+        match self {
+            Geometry::Solid(s) => s.validate(),
+            Geometry::HalfSpace { normal } => {
+                if finite(normal) && normal.norm() > f64::EPSILON {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "half-space normal must be finite and non-zero, got {normal:?}"
+                    ))
+                }
+            }
+            Geometry::ConvexHull { points } => {
+                if points.len() < 4 || !points.iter().all(finite) {
+                    Err(format!(
+                        "convex hull needs at least 4 finite points, got {}",
+                        points.len()
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+            Geometry::TriMesh { vertices, indices } => {
+                if !vertices.iter().all(finite) {
+                    return Err("triangle mesh has a non-finite vertex".into());
+                }
+                if indices.is_empty() {
+                    return Err("triangle mesh has no triangles".into());
+                }
+                match indices
+                    .iter()
+                    .flatten()
+                    .find(|&&i| i as usize >= vertices.len())
+                {
+                    Some(i) => Err(format!(
+                        "triangle mesh index {i} out of range ({} vertices)",
+                        vertices.len()
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Geometry::HeightField {
+                heights,
+                rows,
+                cols,
+                spacing,
+            } => {
+                if *rows < 2 || *cols < 2 || heights.len() != rows * cols {
+                    Err(format!(
+                        "height field of {rows}×{cols} needs {} heights, got {}",
+                        rows * cols,
+                        heights.len()
+                    ))
+                } else if !heights.iter().all(|h| h.is_finite()) {
+                    Err("height field has a non-finite height".into())
+                } else if !(spacing.0 > 0.0
+                    && spacing.1 > 0.0
+                    && spacing.0.is_finite()
+                    && spacing.1.is_finite())
+                {
+                    Err(format!(
+                        "height field spacing must be positive, got {spacing:?}"
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// Anisotropic friction: coefficient `friction` along `axis` (body frame, projected on
+/// the contact plane) and `friction_perp` across it.
 #[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Anisotropy {
+    /// Direction of the first coefficient, in the body frame.
+    pub axis: Vector3<f64>,
+    /// Coefficient across the axis.
+    pub friction_perp: f64,
+}
+
+/// Surface material of a shape.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Material {
+    /// Coulomb coefficient μ ≥ 0 (along the anisotropy axis if there is one).
+    pub friction: f64,
+    /// Coefficient of restitution in [0, 1] (0: no bounce).
+    pub restitution: f64,
+    /// Optional anisotropy.
+    pub anisotropy: Option<Anisotropy>,
+}
+
+impl Default for Material {
+    /// μ = 0.5, no bounce, isotropic.
+    fn default() -> Self {
+        Self {
+            friction: 0.5,
+            restitution: 0.0,
+            anisotropy: None,
+        }
+    }
+}
+
+/// Which shapes may touch: two shapes collide when each one's `groups` meets the
+/// other's `mask` (bitwise). Shapes of one body, and of a joint's parent and child,
+/// never collide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollisionFilter {
+    /// Groups the shape belongs to.
+    pub groups: u32,
+    /// Groups the shape collides with.
+    pub mask: u32,
+}
+
+impl Default for CollisionFilter {
+    /// Group 1, collides with everything.
+    fn default() -> Self {
+        Self {
+            groups: 1,
+            mask: u32::MAX,
+        }
+    }
+}
+
+impl CollisionFilter {
+    /// Whether shapes with these filters may collide.
+    pub fn allows(&self, other: &CollisionFilter) -> bool {
+        self.groups & other.mask != 0 && other.groups & self.mask != 0
+    }
+}
+
+/// A shape placed on a body: geometry, pose, density, material, collision filter.
+#[derive(Clone, Debug, PartialEq)]
 pub struct ShapeDesc {
     /// The geometry.
-    pub shape: Shape,
+    pub geometry: Geometry,
     /// Pose of the shape in the body's reference frame.
     pub local_pose: Isometry3<f64>,
-    /// Density in kg/m³ (used when the body's mass is not given).
+    /// Density in kg/m³ (used when the body's mass is not given; solids only).
     pub density: f64,
+    /// Surface material.
+    pub material: Material,
+    /// Collision filter, or `None` for a shape that never collides (mass or looks only).
+    pub collision: Option<CollisionFilter>,
 }
 
 impl ShapeDesc {
-    /// A shape at the body origin with density 1000 kg/m³ (water).
+    /// A solid at the body origin, density 1000 kg/m³, default material, colliding.
     pub fn new(shape: Shape) -> Self {
+        Self::from_geometry(Geometry::Solid(shape))
+    }
+
+    /// Any geometry at the body origin, density 1000 kg/m³, default material, colliding.
+    pub fn from_geometry(geometry: Geometry) -> Self {
         Self {
-            shape,
+            geometry,
             local_pose: Isometry3::identity(),
             density: 1000.0,
+            material: Material::default(),
+            collision: Some(CollisionFilter::default()),
         }
     }
 
@@ -162,34 +357,45 @@ impl ShapeDesc {
         self.density = density;
         self
     }
+
+    /// Sets the material.
+    pub fn material(mut self, material: Material) -> Self {
+        self.material = material;
+        self
+    }
+
+    /// Sets the collision filter (`None`: never collides).
+    pub fn collision(mut self, filter: Option<CollisionFilter>) -> Self {
+        self.collision = filter;
+        self
+    }
 }
 
-/// Mass, centre of mass and inertia about it of a union of shapes (parallel-axis
-/// theorem: $I = \sum_s R_s I_s R_s^\top + m_s(|d_s|^2 I - d_s d_s^\top)$, $d_s$ from the
-/// common centre of mass), in the body frame. `None` for zero total mass.
+/// Mass, centre of mass and inertia about it of the solids among `shapes`
+/// (parallel-axis theorem: $I = \sum_s R_s I_s R_s^\top + m_s(|d_s|^2 I - d_s d_s^\top)$,
+/// $d_s$ from the common centre of mass), in the body frame. `None` for zero total mass.
 pub fn combined_mass(shapes: &[ShapeDesc]) -> Option<(f64, Vector3<f64>, Matrix3<f64>)> {
-    let masses: Vec<f64> = shapes
+    let solids: Vec<(&ShapeDesc, Shape, f64)> = shapes
         .iter()
-        .map(|s| s.density * s.shape.volume())
+        .filter_map(|s| match s.geometry {
+            Geometry::Solid(shape) => Some((s, shape, s.density * shape.volume())),
+            _ => None,
+        })
         .collect();
-    let total: f64 = masses.iter().sum();
+    let total: f64 = solids.iter().map(|(_, _, m)| m).sum();
     if total <= 0.0 {
         return None;
     }
-    let com = shapes
+    let com = solids
         .iter()
-        .zip(&masses)
-        .map(|(s, m)| s.local_pose.translation.vector * *m)
+        .map(|(s, _, m)| s.local_pose.translation.vector * *m)
         .sum::<Vector3<f64>>()
         / total;
-    let inertia = shapes
-        .iter()
-        .zip(&masses)
-        .fold(Matrix3::zeros(), |acc, (s, &m)| {
-            let r = s.local_pose.rotation.to_rotation_matrix().into_inner();
-            let d = s.local_pose.translation.vector - com;
-            acc + r * s.shape.unit_inertia(m) * r.transpose()
-                + (Matrix3::identity() * d.norm_squared() - d * d.transpose()) * m
-        });
+    let inertia = solids.iter().fold(Matrix3::zeros(), |acc, (s, shape, m)| {
+        let r = s.local_pose.rotation.to_rotation_matrix().into_inner();
+        let d = s.local_pose.translation.vector - com;
+        acc + r * shape.unit_inertia(*m) * r.transpose()
+            + (Matrix3::identity() * d.norm_squared() - d * d.transpose()) * *m
+    });
     Some((total, com, inertia))
 }

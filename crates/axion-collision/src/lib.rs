@@ -1,0 +1,380 @@
+//! # axion-collision
+//!
+//! Finds the contacts of a world once per step, at the start-of-step poses $q^-$,
+//! within a speculative margin, and turns them into the fixed
+//! [`ContactPoint`]s the solver re-evaluates at every iterate (REFERENCE-AXION.md §5):
+//!
+//! * **shapes** come from the model ([`axion_model::Geometry`]): sphere, box, capsule,
+//!   cylinder, half-space, convex hull, triangle mesh, height field (meshed);
+//! * **broad phase**: sweep and prune of world AABBs along x (and every finite shape
+//!   against every half-space), no all-pairs loop;
+//! * **narrow phase**: contact *manifolds* from parry3d-f64 (a box on a plane or on a box
+//!   gets up to 4 points, not 1), converted to body-local points relative to each
+//!   centre of mass; spheres and capsules keep their core point and radius as thickness
+//!   so that rolling does not change the gap;
+//! * **filtering**: shapes of one body, two static bodies, a joint's parent and child,
+//!   and [`CollisionFilter`] groups;
+//! * **materials**: friction $\mu = \tfrac12(\mu_a + \mu_b)$ (the reference's rule),
+//!   anisotropic along a shape's axis, restitution $\max(e_a, e_b)$.
+//!
+//! There is no capacity limit: every contact found is returned and counted in
+//! [`DetectionStats`].
+
+mod convert;
+
+use axion_constraints::contact::ContactPoint;
+use axion_constraints::friction::{FrictionCone, TangentFrame};
+use axion_math::Pose;
+use axion_model::{BodyId, CollisionFilter, Geometry, Material, Model};
+use nalgebra::{Isometry3, Translation3, Vector3};
+use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
+use parry3d_f64::shape::SharedShape;
+use thiserror::Error;
+
+pub use convert::{from_parry_vector, to_parry_pose, to_parry_vector};
+
+/// How much deeper (m) parry's closest-points query must find a pair than its contact
+/// manifold's deepest point for the closest point to be added (the two algorithms
+/// differ by a few µm on curved pairs).
+const CLOSEST_POINT_SLACK: f64 = 1e-5;
+
+/// A shape the collision library cannot use.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("body {body:?}, shape {index}: {reason}")]
+pub struct CollisionError {
+    /// The body.
+    pub body: String,
+    /// Index of the shape on the body.
+    pub index: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// One collidable shape of the world.
+#[derive(Clone)]
+struct Collider {
+    body: usize,
+    static_body: bool,
+    /// Pose of the (parry) shape relative to the body's centre-of-mass frame.
+    local: Isometry3<f64>,
+    shape: SharedShape,
+    /// Radius around a core point or segment (sphere, capsule): contact points are
+    /// stored on the core with this thickness.
+    core_radius: Option<f64>,
+    /// Outward normal of a half-space, in the shape frame.
+    half_space: Option<Vector3<f64>>,
+    material: Material,
+    filter: CollisionFilter,
+}
+
+/// One contact, fixed for the step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    /// Body the normal points into.
+    pub body_a: BodyId,
+    /// Body the normal points out of.
+    pub body_b: BodyId,
+    /// Normal, body-local points and thicknesses (see [`ContactPoint`]).
+    pub point: ContactPoint,
+    /// Combined friction cone in [`frame`](Self::frame).
+    pub cone: FrictionCone,
+    /// Tangent frame (along the anisotropy axis, if any).
+    pub frame: TangentFrame,
+    /// Combined restitution.
+    pub restitution: f64,
+    /// Gap at detection (m; negative: penetration).
+    pub gap: f64,
+}
+
+/// What a detection did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DetectionStats {
+    /// Shape pairs that passed the broad phase and filters.
+    pub pairs: usize,
+    /// Contacts returned.
+    pub contacts: usize,
+}
+
+/// The collidable shapes of a model and the pairs that must not collide.
+#[derive(Clone)]
+pub struct CollisionWorld {
+    colliders: Vec<Collider>,
+    /// Body pairs (lower index first) connected by a joint.
+    excluded: std::collections::HashSet<(usize, usize)>,
+}
+
+impl CollisionWorld {
+    /// Builds the parry shapes of every collidable shape of `model`.
+    pub fn new(model: &Model) -> Result<Self, CollisionError> {
+        let mut colliders = Vec::new();
+        for (b, body) in model.bodies().iter().enumerate() {
+            for (index, desc) in body.shapes.iter().enumerate() {
+                let Some(filter) = desc.collision else {
+                    continue;
+                };
+                let error = |reason: String| CollisionError {
+                    body: body.name.clone(),
+                    index,
+                    reason,
+                };
+                let (shape, offset, core_radius) = convert::shape(&desc.geometry).map_err(error)?;
+                colliders.push(Collider {
+                    body: b,
+                    static_body: !body.is_dynamic(),
+                    local: Translation3::from(-body.com) * desc.local_pose * offset,
+                    shape,
+                    core_radius,
+                    half_space: match desc.geometry {
+                        Geometry::HalfSpace { normal } => Some(normal.normalize()),
+                        _ => None,
+                    },
+                    material: desc.material,
+                    filter,
+                });
+            }
+        }
+        let excluded = model
+            .joints()
+            .iter()
+            .filter_map(|j| j.parent.map(|p| (p.0.min(j.child.0), p.0.max(j.child.0))))
+            .collect();
+        Ok(Self {
+            colliders,
+            excluded,
+        })
+    }
+
+    /// Number of collidable shapes.
+    pub fn len(&self) -> usize {
+        self.colliders.len()
+    }
+
+    /// Whether there is nothing to collide.
+    pub fn is_empty(&self) -> bool {
+        self.colliders.is_empty()
+    }
+
+    fn may_collide(&self, i: usize, j: usize) -> bool {
+        let (a, b) = (&self.colliders[i], &self.colliders[j]);
+        a.body != b.body
+            && !(a.static_body && b.static_body)
+            && a.filter.allows(&b.filter)
+            && !self
+                .excluded
+                .contains(&(a.body.min(b.body), a.body.max(b.body)))
+    }
+
+    /// Candidate pairs `(i, j)`, `i < j`, whose AABBs (grown by `margin`) overlap:
+    /// sweep and prune along x for finite shapes, every finite shape against every
+    /// half-space it may reach. Filters applied.
+    pub fn candidate_pairs(&self, poses: &[Pose], margin: f64) -> Vec<(usize, usize)> {
+        let mut boxes = Vec::new();
+        let mut half_spaces = Vec::new();
+        for (i, c) in self.colliders.iter().enumerate() {
+            if c.half_space.is_some() {
+                half_spaces.push(i);
+            } else {
+                let aabb = c
+                    .shape
+                    .compute_aabb(&to_parry_pose(&(poses[c.body] * c.local)));
+                let m = parry3d_f64::math::Vector::splat(margin);
+                boxes.push((i, aabb.mins - m, aabb.maxs + m));
+            }
+        }
+        boxes.sort_by(|a, b| a.1.x.total_cmp(&b.1.x));
+        let mut pairs = Vec::new();
+        for (k, (i, min_i, max_i)) in boxes.iter().enumerate() {
+            for (j, min_j, max_j) in &boxes[k + 1..] {
+                if min_j.x > max_i.x {
+                    break;
+                }
+                let overlap = min_i.y <= max_j.y
+                    && min_j.y <= max_i.y
+                    && min_i.z <= max_j.z
+                    && min_j.z <= max_i.z;
+                if overlap && self.may_collide(*i, *j) {
+                    pairs.push(((*i).min(*j), (*i).max(*j)));
+                }
+            }
+        }
+        for &h in &half_spaces {
+            let hc = &self.colliders[h];
+            let plane = poses[hc.body] * hc.local;
+            let normal = plane.rotation * hc.half_space.unwrap_or_else(Vector3::z);
+            let origin = plane.translation.vector;
+            for (i, min, max) in &boxes {
+                // Lowest corner of the AABB along the normal.
+                let corner = Vector3::new(
+                    if normal.x > 0.0 { min.x } else { max.x },
+                    if normal.y > 0.0 { min.y } else { max.y },
+                    if normal.z > 0.0 { min.z } else { max.z },
+                );
+                if (corner - origin).dot(&normal) <= 0.0 && self.may_collide(h, *i) {
+                    pairs.push((h.min(*i), h.max(*i)));
+                }
+            }
+        }
+        pairs
+    }
+
+    /// Every contact between shapes closer than `margin` at the COM poses `poses`
+    /// (indexed by body), appended to `out`.
+    pub fn detect(&self, poses: &[Pose], margin: f64, out: &mut Vec<Contact>) -> DetectionStats {
+        let pairs = self.candidate_pairs(poses, margin);
+        let dispatcher = DefaultQueryDispatcher;
+        let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
+        let mut stats = DetectionStats {
+            pairs: pairs.len(),
+            contacts: 0,
+        };
+        for (i, j) in pairs {
+            // Shape 1 is body b (the normal points out of it), shape 2 is body a.
+            let (cb, ca) = (&self.colliders[i], &self.colliders[j]);
+            let pose_b = poses[cb.body] * cb.local;
+            let pose_a = poses[ca.body] * ca.local;
+            let pos12 = to_parry_pose(&(pose_b.inverse() * pose_a));
+            manifolds.clear();
+            let mut workspace = None;
+            if dispatcher
+                .contact_manifolds(
+                    &pos12,
+                    cb.shape.as_ref(),
+                    ca.shape.as_ref(),
+                    margin,
+                    &mut manifolds,
+                    &mut workspace,
+                )
+                .is_err()
+            {
+                // Every pair of our geometries is supported by parry.
+                continue;
+            }
+            let mut emit = |raw: RawPoint| {
+                out.push(self.contact(cb, ca, poses, &raw));
+                stats.contacts += 1;
+            };
+            let mut deepest = f64::INFINITY;
+            for manifold in &manifolds {
+                // Points and normals of a composite shape (mesh) are in its part's frame.
+                let part = |sub: Option<parry3d_f64::math::Pose>, whole: Isometry3<f64>| {
+                    sub.map_or(whole, |p| whole * convert::from_parry_pose(&p))
+                };
+                let subs = manifold.subshape_poses.as_deref();
+                for point in &manifold.points {
+                    deepest = deepest.min(point.dist);
+                    emit(RawPoint {
+                        pose_b: part(subs.and_then(|s| s.pos1), pose_b),
+                        pose_a: part(subs.and_then(|s| s.pos2), pose_a),
+                        p_b: from_parry_vector(&point.local_p1),
+                        p_a: from_parry_vector(&point.local_p2),
+                        n_b: from_parry_vector(&manifold.local_n1),
+                        n_a: from_parry_vector(&manifold.local_n2),
+                        dist: point.dist,
+                    });
+                }
+            }
+            // parry's box–box manifold can miss a separated edge–edge feature within the
+            // margin (returning no point, or only farther ones); its closest-points query
+            // does not: add that point when the manifold's deepest is not it.
+            if let Ok(Some(c)) = parry3d_f64::query::contact(
+                &parry3d_f64::math::Pose::IDENTITY,
+                cb.shape.as_ref(),
+                &pos12,
+                ca.shape.as_ref(),
+                margin,
+            ) && c.dist < deepest - CLOSEST_POINT_SLACK
+            {
+                let to_a = pose_b.inverse() * pose_a;
+                emit(RawPoint {
+                    pose_b,
+                    pose_a,
+                    p_b: from_parry_vector(&c.point1),
+                    p_a: (to_a.inverse() * nalgebra::Point3::from(from_parry_vector(&c.point2)))
+                        .coords,
+                    n_b: from_parry_vector(&c.normal1),
+                    n_a: to_a.rotation.inverse() * from_parry_vector(&c.normal2),
+                    dist: c.dist,
+                });
+            }
+        }
+        stats
+    }
+}
+
+/// A contact as parry reports it: points and outward normals in each shape's frame.
+struct RawPoint {
+    pose_b: Isometry3<f64>,
+    pose_a: Isometry3<f64>,
+    p_b: Vector3<f64>,
+    p_a: Vector3<f64>,
+    n_b: Vector3<f64>,
+    n_a: Vector3<f64>,
+    dist: f64,
+}
+
+impl CollisionWorld {
+    /// Converts a raw point between shape `cb` (body b) and `ca` (body a) into a
+    /// [`Contact`]: world normal from b to a, points relative to each COM (moved to the
+    /// core of a sphere or capsule, with its radius as thickness).
+    fn contact(&self, cb: &Collider, ca: &Collider, poses: &[Pose], raw: &RawPoint) -> Contact {
+        let normal = (raw.pose_b.rotation * raw.n_b).normalize();
+        let core = |p: Vector3<f64>, n: Vector3<f64>, radius: Option<f64>| match radius {
+            Some(r) => (p - n * r, r),
+            None => (p, 0.0),
+        };
+        let (p_b, t_b) = core(raw.p_b, raw.n_b, cb.core_radius);
+        let (p_a, t_a) = core(raw.p_a, raw.n_a, ca.core_radius);
+        let local = |body: usize, shape_pose: &Isometry3<f64>, p: Vector3<f64>| {
+            let world = shape_pose * nalgebra::Point3::from(p);
+            poses[body].rotation.inverse() * (world.coords - poses[body].translation.vector)
+        };
+        let point = ContactPoint {
+            normal,
+            local_a: local(ca.body, &raw.pose_a, p_a),
+            local_b: local(cb.body, &raw.pose_b, p_b),
+            thickness_a: t_a,
+            thickness_b: t_b,
+        };
+        let (cone, frame) = combine_friction(ca, cb, &poses[ca.body], &poses[cb.body], &normal);
+        Contact {
+            body_a: BodyId(ca.body),
+            body_b: BodyId(cb.body),
+            point,
+            cone,
+            frame,
+            restitution: ca.material.restitution.max(cb.material.restitution),
+            gap: raw.dist,
+        }
+    }
+}
+
+/// The combined cone and tangent frame of a contact: μ = mean of the two shapes' μ along
+/// each axis; the first anisotropic shape (a, then b) sets the axis.
+fn combine_friction(
+    a: &Collider,
+    b: &Collider,
+    pose_a: &Pose,
+    pose_b: &Pose,
+    normal: &Vector3<f64>,
+) -> (FrictionCone, TangentFrame) {
+    let mean = |x: f64, y: f64| 0.5 * (x + y);
+    let aniso = [(a, pose_a, b), (b, pose_b, a)]
+        .into_iter()
+        .find_map(|(s, pose, other)| s.material.anisotropy.map(|an| (an, pose, s, other)));
+    if let Some((an, pose, s, other)) = aniso {
+        let axis_world = pose.rotation * an.axis;
+        let frame = TangentFrame::new(normal, Some(&axis_world));
+        if frame.aligned {
+            let mu_other = other.material.friction;
+            let cone = FrictionCone::elliptic(
+                mean(s.material.friction, mu_other),
+                mean(an.friction_perp, mu_other),
+            )
+            .expect("validated non-negative coefficients");
+            return (cone, frame);
+        }
+    }
+    let cone = FrictionCone::isotropic(mean(a.material.friction, b.material.friction))
+        .expect("validated non-negative coefficients");
+    (cone, TangentFrame::new(normal, None))
+}
