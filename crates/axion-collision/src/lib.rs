@@ -38,6 +38,9 @@ pub use convert::{from_parry_vector, to_parry_pose, to_parry_vector};
 /// differ by a few µm on curved pairs).
 const CLOSEST_POINT_SLACK: f64 = 1e-5;
 
+/// Two contacts of one pair closer than this (m) on both bodies are one contact.
+const DUPLICATE_DISTANCE: f64 = 1e-6;
+
 /// A shape the collision library cannot use.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[error("body {body:?}, shape {index}: {reason}")]
@@ -249,9 +252,19 @@ impl CollisionWorld {
                 // Every pair of our geometries is supported by parry.
                 continue;
             }
+            // Manifolds of coincident faces report each corner twice (once per face):
+            // keep one contact per point.
+            let first = out.len();
             let mut emit = |raw: RawPoint| {
-                out.push(self.contact(cb, ca, poses, &raw));
-                stats.contacts += 1;
+                let contact = self.contact(cb, ca, poses, &raw);
+                let duplicate = out[first..].iter().any(|c: &Contact| {
+                    (c.point.local_a - contact.point.local_a).norm() < DUPLICATE_DISTANCE
+                        && (c.point.local_b - contact.point.local_b).norm() < DUPLICATE_DISTANCE
+                });
+                if !duplicate {
+                    out.push(contact);
+                    stats.contacts += 1;
+                }
             };
             let mut deepest = f64::INFINITY;
             for manifold in &manifolds {

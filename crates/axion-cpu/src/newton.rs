@@ -18,12 +18,18 @@
 //! map, $s = 1$ or $\tfrac12$) and $\delta$ a tiny regularisation. Then a backtracking
 //! line search on the merit $\tfrac12|F|^2$, $F$ being every residual in m/s.
 
+use axion_collision::Contact;
 use axion_constraints::RowJacobian;
+use axion_constraints::contact::{
+    DEFAULT_FB_EPS_SQ, VelocityContact, normal_row, normal_row_velocity,
+};
 use axion_constraints::drive::{DriveMode, coordinate, coordinate_stiffness};
+use axion_constraints::friction::projection::{self, SlipState};
+use axion_constraints::friction::symmetric::STICK_REGULARIZATION;
 use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
 use axion_model::{Body, Control, Model, StepStats};
 use faer::sparse::Pair;
-use nalgebra::{Matrix3, Matrix6, Vector3, Vector6};
+use nalgebra::{Matrix3, Matrix6, Vector2, Vector3, Vector6};
 
 use crate::settings::{Integrator, SolverSettings};
 use crate::sparse::{PatternSink, Sink, SparseLu, ValueSink};
@@ -71,10 +77,6 @@ impl Layout {
         }
     }
 
-    pub fn unknowns(&self) -> usize {
-        6 * self.dyn_bodies.len() + self.row_bodies.len()
-    }
-
     fn row_column(&self, r: usize) -> usize {
         6 * self.dyn_bodies.len() + r
     }
@@ -96,6 +98,31 @@ pub(crate) struct StepInput<'a> {
     pub u0: &'a [Twist],
     pub control: &'a Control,
     pub world: usize,
+    /// Contacts found at the start-of-step poses.
+    pub contacts: &'a [Contact],
+    /// Per contact, the normal velocity its restitution reflects (m/s, < 0 approaching).
+    pub approach: &'a [f64],
+    /// The integrator of this step (backward Euler whenever there are contacts).
+    pub integrator: Integrator,
+}
+
+/// A full step whose merit exceeds the step's starting merit by this factor is refused
+/// as exploding.
+const EXPLOSION: f64 = 1e6;
+
+/// Share of a penetration a bouncing (velocity-level) contact removes per step.
+const BAUMGARTE: f64 = 0.2;
+
+/// Per-contact quantities fixed for the step, at the start-of-step poses.
+struct ContactConst {
+    /// Normal and tangent Jacobians (force directions, and the velocity-level rows).
+    normal: RowJacobian,
+    tangents: [RowJacobian; 2],
+    /// Effective inverse masses $J\tilde M^{-1}J^\top$ of the normal and tangent rows.
+    w_n: f64,
+    w_t: Vector2<f64>,
+    /// Velocity bias of a bouncing (velocity-level) contact; `None`: position level.
+    bias: Option<f64>,
 }
 
 /// Derived per-step constants.
@@ -119,6 +146,10 @@ struct RowEval {
 
 /// Residuals of one iterate.
 struct Eval {
+    /// Off-diagonal multiplier couplings (row, coupled row, value) of friction rows.
+    couplings: Vec<(usize, usize, f64)>,
+    contact_norm: f64,
+    friction_norm: f64,
     poses: Vec<Pose>,
     force_poses: Vec<Pose>,
     /// Per dynamic body, $\partial\phi/\partial\omega$ for the end pose and the force pose.
@@ -159,6 +190,9 @@ fn scheme(integrator: Integrator) -> (f64, f64, f64) {
 /// Per-world solver: input, constants, reusable buffers.
 pub(crate) struct WorldSolver<'a> {
     input: StepInput<'a>,
+    /// Bodies of every row: the model's, then three per contact (normal, two tangents).
+    row_bodies: Vec<(Option<usize>, usize)>,
+    contacts: Vec<ContactConst>,
     constants: Constants,
     position_rows: Vec<axion_constraints::PositionRow>,
     force_rows: Vec<axion_constraints::PositionRow>,
@@ -201,12 +235,46 @@ impl<'a> WorldSolver<'a> {
                 .value,
             );
         }
+        let mut row_bodies = input.layout.row_bodies.clone();
+        let mass_of = |b: usize| &model.bodies()[b].mass;
+        let mut contacts = Vec::with_capacity(input.contacts.len());
+        for (c, &approach) in input.contacts.iter().zip(input.approach) {
+            let (a, b) = (c.body_a.0, c.body_b.0);
+            let (qa, qb) = (&input.q0[a], &input.q0[b]);
+            let w = |j: &RowJacobian| {
+                j.effective_inverse_mass(mass_of(a), &qa.rotation, mass_of(b), &qb.rotation)
+            };
+            let normal = c.point.normal_jacobian(qa, qb);
+            let tangents = [c.frame.t1, c.frame.t2].map(|t| c.point.jacobian_along(qa, qb, &t));
+            let bias = (c.restitution > 0.0).then(|| {
+                VelocityContact::new(c.restitution, BAUMGARTE)
+                    .expect("validated restitution")
+                    .bias(c.gap, approach, h)
+            });
+            contacts.push(ContactConst {
+                w_n: w(&normal),
+                w_t: Vector2::new(w(&tangents[0]), w(&tangents[1])),
+                normal,
+                tangents,
+                bias,
+            });
+            for _ in 0..3 {
+                row_bodies.push((Some(a), b));
+            }
+        }
         Self {
             input,
+            row_bodies,
+            contacts,
             constants,
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
         }
+    }
+
+    /// Number of unknowns: 6 per dynamic body and one per row.
+    pub fn unknowns(&self) -> usize {
+        6 * self.input.layout.dyn_bodies.len() + self.row_bodies.len()
     }
 
     fn body_velocity(&self, it: &Iterate, b: usize) -> Twist {
@@ -217,7 +285,7 @@ impl<'a> WorldSolver<'a> {
     fn evaluate(&mut self, it: &Iterate) -> Eval {
         let inp = &self.input;
         let (model, layout, h) = (inp.model, inp.layout, inp.h);
-        let (s, s_force, s_bar) = scheme(inp.settings.integrator);
+        let (s, s_force, s_bar) = scheme(inp.integrator);
         let mut poses = inp.q0.to_vec();
         let mut force_poses = inp.q0.to_vec();
         let mut rot_map = Vec::with_capacity(layout.dyn_bodies.len());
@@ -250,7 +318,7 @@ impl<'a> WorldSolver<'a> {
             }
         };
 
-        let mut rows = Vec::with_capacity(layout.row_bodies.len());
+        let mut rows = Vec::with_capacity(self.row_bodies.len());
         for mj in model.joints() {
             let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
             self.position_rows.clear();
@@ -329,6 +397,69 @@ impl<'a> WorldSolver<'a> {
             });
         }
 
+        let mut couplings = Vec::with_capacity(6 * self.contacts.len());
+        let (mut contact_norm, mut friction_norm) = (0.0f64, 0.0f64);
+        let first_contact_row = rows.len();
+        for (k, (c, cc)) in inp.contacts.iter().zip(&self.contacts).enumerate() {
+            let (a, b) = (c.body_a.0, c.body_b.0);
+            let (ua, ub) = (self.body_velocity(it, a), self.body_velocity(it, b));
+            let r = first_contact_row + 3 * k;
+            let lambda_n = it.lambda[r];
+            let normal = match cc.bias {
+                Some(bias) => {
+                    let nr = normal_row_velocity(
+                        &cc.normal,
+                        &ua,
+                        &ub,
+                        bias,
+                        lambda_n,
+                        cc.w_n,
+                        h,
+                        DEFAULT_FB_EPS_SQ,
+                    );
+                    RowEval {
+                        residual: nr.row.residual,
+                        jacobian: nr.row.jacobian,
+                        force: cc.normal,
+                        compliance: nr.row.compliance,
+                    }
+                }
+                None => {
+                    let gap = c.point.gap(&poses[a], &poses[b]);
+                    let exact = c.point.normal_jacobian(&poses[a], &poses[b]);
+                    let nr = normal_row(gap, &exact, lambda_n, cc.w_n, h, DEFAULT_FB_EPS_SQ);
+                    RowEval {
+                        residual: nr.row.residual,
+                        jacobian: chain(&nr.row.jacobian, Some(a), b),
+                        force: cc.normal,
+                        compliance: nr.row.compliance,
+                    }
+                }
+            };
+            contact_norm = contact_norm.max(normal.residual.abs());
+            rows.push(normal);
+            // Friction: the projection residual and its generalized Jacobian, rows scaled
+            // by 1/ρ (m/s). A sticking contact gets the matrix-only regularisation 1e-6/ρ.
+            let lambda_t = Vector2::new(it.lambda[r + 1], it.lambda[r + 2]);
+            let v_t = Vector2::new(cc.tangents[0].dot(&ua, &ub), cc.tangents[1].dot(&ua, &ub));
+            let eval = projection::evaluate(&c.cone, &lambda_t, lambda_n, &v_t, &cc.w_t, h);
+            let lin = projection::rows(&eval, &cc.tangents);
+            let stick = matches!(eval.state, SlipState::Stick);
+            for i in 0..2 {
+                let residual = lin.residual[i] / eval.rho;
+                friction_norm = friction_norm.max(residual.abs());
+                let regularization = if stick { STICK_REGULARIZATION } else { 0.0 };
+                rows.push(RowEval {
+                    residual,
+                    jacobian: lin.jacobian[i] * (1.0 / eval.rho),
+                    force: cc.tangents[i],
+                    compliance: (lin.d_lambda_t[(i, i)] + regularization) / (eval.rho * h),
+                });
+                couplings.push((r + 1 + i, r + 2 - i, lin.d_lambda_t[(i, 1 - i)] / eval.rho));
+                couplings.push((r + 1 + i, r, lin.d_lambda_n[i] / eval.rho));
+            }
+        }
+
         let mut dynamics: Vec<Vector6<f64>> = layout
             .dyn_bodies
             .iter()
@@ -341,8 +472,7 @@ impl<'a> WorldSolver<'a> {
                     - self.constants.impulse[k]
             })
             .collect();
-        for ((row, &(parent, child)), &lambda) in
-            rows.iter().zip(&layout.row_bodies).zip(&it.lambda)
+        for ((row, &(parent, child)), &lambda) in rows.iter().zip(&self.row_bodies).zip(&it.lambda)
         {
             if let Some(k) = layout.dynamic(parent) {
                 dynamics[k] -= row.force.body_a * (h * lambda);
@@ -368,11 +498,14 @@ impl<'a> WorldSolver<'a> {
             merit += row.residual * row.residual;
             if r < layout.joint_rows {
                 joint_norm = joint_norm.max((row.residual * h).abs());
-            } else {
+            } else if r < first_contact_row {
                 drive_norm = drive_norm.max(row.residual.abs());
             }
         }
         Eval {
+            couplings,
+            contact_norm,
+            friction_norm,
             poses,
             force_poses,
             rot_map,
@@ -390,6 +523,8 @@ impl<'a> WorldSolver<'a> {
         let st = self.input.settings;
         e.dyn_norm <= st.velocity_tolerance
             && e.drive_norm <= st.velocity_tolerance
+            && e.contact_norm <= st.contact_tolerance
+            && e.friction_norm <= st.contact_tolerance
             && e.joint_norm <= st.position_tolerance
     }
 
@@ -397,7 +532,7 @@ impl<'a> WorldSolver<'a> {
     fn assemble(&self, it: &Iterate, e: &Eval, sink: &mut impl Sink) {
         let inp = &self.input;
         let (model, layout, h, st) = (inp.model, inp.layout, inp.h, inp.settings);
-        let (_, s_force, s_bar) = scheme(st.integrator);
+        let (_, s_force, s_bar) = scheme(inp.integrator);
         let nd = layout.dyn_bodies.len();
         // Diagonal blocks: M̃(θ⁺) + D ∂φ/∂u.
         let mut diag: Vec<Matrix6<f64>> = Vec::with_capacity(nd);
@@ -468,7 +603,7 @@ impl<'a> WorldSolver<'a> {
             emit_block(sink, 6 * bi, 6 * bj, m);
         }
         // Row couplings and the compliance diagonal.
-        for (r, (row, &(parent, child))) in e.rows.iter().zip(&layout.row_bodies).enumerate() {
+        for (r, (row, &(parent, child))) in e.rows.iter().zip(&self.row_bodies).enumerate() {
             let col = layout.row_column(r);
             let mut w = 0.0;
             for (body, jac, force) in [
@@ -492,6 +627,9 @@ impl<'a> WorldSolver<'a> {
             }
             sink.push(col, col, h * row.compliance + st.regularization * h * w);
         }
+        for &(r, s, value) in &e.couplings {
+            sink.push(layout.row_column(r), layout.row_column(s), value);
+        }
     }
 
     /// The Newton direction, or `None` if the linear solve failed.
@@ -499,7 +637,7 @@ impl<'a> WorldSolver<'a> {
         let mut values = ValueSink(Vec::with_capacity(lu.entries()));
         self.assemble(it, e, &mut values);
         let nd = self.input.layout.dyn_bodies.len();
-        let mut rhs: Vec<f64> = Vec::with_capacity(self.input.layout.unknowns());
+        let mut rhs: Vec<f64> = Vec::with_capacity(self.unknowns());
         for d in &e.dynamics {
             rhs.extend(d.iter().map(|x| -x));
         }
@@ -517,7 +655,10 @@ impl<'a> WorldSolver<'a> {
         p.0
     }
 
+    /// $u = u^-$; the model's rows start from `warm_lambda`, contact rows from zero.
     fn initial_iterate(&self, warm_lambda: &[f64]) -> Iterate {
+        let mut lambda = warm_lambda.to_vec();
+        lambda.resize(self.row_bodies.len(), 0.0);
         Iterate {
             u: self
                 .input
@@ -526,7 +667,7 @@ impl<'a> WorldSolver<'a> {
                 .iter()
                 .map(|&b| self.input.u0[b])
                 .collect(),
-            lambda: warm_lambda.to_vec(),
+            lambda,
         }
     }
 
@@ -548,7 +689,15 @@ impl<'a> WorldSolver<'a> {
             drives: 0.0,
             backtracks: 0,
             failed_solves: 0,
+            contacts: 0.0,
+            friction: 0.0,
+            contact_count: self.contacts.len(),
         };
+        // With contacts the semismooth step is taken in full (FRICTION.md: a line search
+        // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
+        // trials are refused. Joint-only systems use the Armijo backtracking.
+        let full_steps = !self.contacts.is_empty();
+        let merit_limit = EXPLOSION * e.merit.max(f64::MIN_POSITIVE);
         let mut best = (it.clone(), e.merit);
         while !self.converged(&e) && stats.iterations < st.max_iterations {
             let Some(dx) = self.direction(&it, &e, lu) else {
@@ -574,6 +723,19 @@ impl<'a> WorldSolver<'a> {
             // Backtracking (Armijo on ½|F|², whose slope along the Newton step is −|F|²).
             let mut alpha = 1.0;
             let mut chosen: Option<(Iterate, Eval)> = None;
+            if full_steps {
+                let trial = trial_at(1.0);
+                let te = self.evaluate(&trial);
+                if !(te.merit.is_finite() && te.merit < merit_limit) {
+                    break;
+                }
+                it = trial;
+                e = te;
+                if e.merit < best.1 {
+                    best = (it.clone(), e.merit);
+                }
+                continue;
+            }
             for attempt in 0..=st.max_backtracks {
                 let trial = trial_at(alpha);
                 let te = self.evaluate(&trial);
@@ -613,6 +775,8 @@ impl<'a> WorldSolver<'a> {
         stats.dynamics = final_eval.dyn_norm;
         stats.joints = final_eval.joint_norm;
         stats.drives = final_eval.drive_norm;
+        stats.contacts = final_eval.contact_norm;
+        stats.friction = final_eval.friction_norm;
         if let Some(plu) = projection {
             self.project_velocities(&mut it, &final_eval, plu);
         }

@@ -19,6 +19,12 @@ pub struct StepStats {
     pub joints: f64,
     /// Drives: largest drive residual (m/s or rad/s).
     pub drives: f64,
+    /// Contacts: largest normal residual $|\phi|/h$ (m/s).
+    pub contacts: f64,
+    /// Friction: largest projection residual $|h_f|/\rho$ (m/s).
+    pub friction: f64,
+    /// Contacts in the step (found within the speculative margin).
+    pub contact_count: usize,
     /// Line-search step halvings summed over the iterations.
     pub backtracks: usize,
     /// Linear solves that failed (singular matrix or non-finite result).

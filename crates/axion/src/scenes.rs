@@ -5,7 +5,8 @@
 use std::f64::consts::FRAC_PI_4;
 
 use axion_model::{
-    BodyDesc, BodyId, DriveDesc, JointDesc, JointType, Model, ModelBuilder, ModelError, Shape,
+    BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointType, Material, Model, ModelBuilder,
+    ModelError, Shape, ShapeDesc,
 };
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
@@ -107,7 +108,7 @@ pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
             BodyDesc::dynamic(format!("link{i}"))
                 .pose(Isometry3::from_parts(centre.into(), rotation))
                 .mass(m, Vector3::zeros(), capsule.unit_inertia(m))
-                .shape(axion_model::ShapeDesc::new(capsule)),
+                .shape(ShapeDesc::new(capsule)),
         )?;
         let axis = if i % 2 == 0 {
             Vector3::x()
@@ -215,7 +216,7 @@ pub fn servo(joint: ServoJoint, drive: DriveDesc) -> Result<Model, ModelError> {
         BodyDesc::dynamic("body")
             .at(offset)
             .mass(10.0, Vector3::zeros(), box_shape.unit_inertia(10.0))
-            .shape(axion_model::ShapeDesc::new(box_shape)),
+            .shape(ShapeDesc::new(box_shape)),
     )?;
     b.add_joint(
         JointDesc::new("servo", kind, None, body)
@@ -236,12 +237,11 @@ pub fn cartpole(cart_velocity: f64) -> Result<Model, ModelError> {
     let pole_shape = Shape::Box {
         half_extents: Vector3::new(0.05, 0.05, 1.0),
     };
-    let cart =
-        b.add_body(BodyDesc::dynamic("cart").shape(axion_model::ShapeDesc::new(cart_shape)))?;
+    let cart = b.add_body(BodyDesc::dynamic("cart").shape(ShapeDesc::new(cart_shape)))?;
     let pole = b.add_body(
         BodyDesc::dynamic("pole")
             .at(Vector3::new(0.0, 0.0, -0.8))
-            .shape(axion_model::ShapeDesc::new(pole_shape)),
+            .shape(ShapeDesc::new(pole_shape)),
     )?;
     b.add_joint(
         JointDesc::new(
@@ -281,12 +281,12 @@ pub fn double_pendulum() -> Result<Model, ModelError> {
     let link0 = b.add_body(
         BodyDesc::dynamic("link0")
             .at(Vector3::new(1.0, 0.0, 5.0))
-            .shape(axion_model::ShapeDesc::new(bar)),
+            .shape(ShapeDesc::new(bar)),
     )?;
     let link1 = b.add_body(
         BodyDesc::dynamic("link1")
             .at(Vector3::new(3.0, 0.0, 5.0))
-            .shape(axion_model::ShapeDesc::new(bar)),
+            .shape(ShapeDesc::new(bar)),
     )?;
     let hinge = JointType::Revolute { axis: Vector3::y() };
     b.add_joint(JointDesc::new("j0", hinge, None, link0).frames(
@@ -304,13 +304,122 @@ pub fn double_pendulum() -> Result<Model, ModelError> {
 /// apart. No configuration satisfies both joints.
 pub fn impossible() -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
-    let body = b.add_body(
-        BodyDesc::dynamic("body").shape(axion_model::ShapeDesc::new(Shape::Sphere { radius: 0.1 })),
-    )?;
+    let body =
+        b.add_body(BodyDesc::dynamic("body").shape(ShapeDesc::new(Shape::Sphere { radius: 0.1 })))?;
     b.add_joint(JointDesc::new("weld a", JointType::Fixed, None, body))?;
     b.add_joint(
         JointDesc::new("weld b", JointType::Fixed, None, body)
             .frames(Isometry3::translation(0.1, 0.0, 0.0), Isometry3::identity()),
+    )?;
+    b.build()
+}
+
+/// The ground: a static half-space $z \le 0$ with friction `mu`.
+fn ground(b: &mut ModelBuilder, mu: f64) -> Result<BodyId, ModelError> {
+    let shape = ShapeDesc::from_geometry(Geometry::HalfSpace {
+        normal: Vector3::z(),
+    })
+    .material(Material {
+        friction: mu,
+        ..Default::default()
+    });
+    b.add_body(BodyDesc::fixed("ground").shape(shape))
+}
+
+/// SCENES.md row 1: a 1 kg sphere of radius 0.5 m, centre at z = 2, dropped on the
+/// ground (μ = 0.5) with restitution `restitution` on both.
+pub fn drop(restitution: f64) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    let material = Material {
+        friction: 0.5,
+        restitution,
+        anisotropy: None,
+    };
+    let ground_shape = ShapeDesc::from_geometry(Geometry::HalfSpace {
+        normal: Vector3::z(),
+    })
+    .material(material);
+    b.add_body(BodyDesc::fixed("ground").shape(ground_shape))?;
+    let sphere = Shape::Sphere { radius: 0.5 };
+    b.add_body(
+        BodyDesc::dynamic("ball")
+            .at(Vector3::new(0.0, 0.0, 2.0))
+            .mass(1.0, Vector3::zeros(), sphere.unit_inertia(1.0))
+            .shape(ShapeDesc::new(sphere).material(material)),
+    )?;
+    b.build()
+}
+
+/// A unit cube of 1 kg with friction `mu`, its centre at `centre`.
+fn unit_cube(name: String, centre: Vector3<f64>, mu: f64) -> BodyDesc {
+    let cube = Shape::Box {
+        half_extents: Vector3::repeat(0.5),
+    };
+    BodyDesc::dynamic(name)
+        .at(centre)
+        .mass(1.0, Vector3::zeros(), cube.unit_inertia(1.0))
+        .shape(ShapeDesc::new(cube).material(Material {
+            friction: mu,
+            ..Default::default()
+        }))
+}
+
+/// SCENES.md row 5: a 1 m, 1 kg cube resting on the ground, μ = `mu` on both; the
+/// slope of `angle` (rad) is made by tilting gravity, so the cube slides along +x.
+pub fn incline(angle: f64, mu: f64) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    b.gravity(Vector3::new(angle.sin(), 0.0, -angle.cos()) * 9.81)?;
+    ground(&mut b, mu)?;
+    b.add_body(unit_cube("cube".into(), Vector3::new(0.0, 0.0, 0.5), mu))?;
+    b.build()
+}
+
+/// SCENES.md row 4: `n` unit cubes (1 m, 1 kg) stacked on the ground, μ = 0.8.
+pub fn stack(n: usize) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, 0.8)?;
+    for i in 0..n {
+        b.add_body(unit_cube(
+            format!("cube{i}"),
+            Vector3::new(0.0, 0.0, 0.5 + i as f64),
+            0.8,
+        ))?;
+    }
+    b.build()
+}
+
+/// SCENES.md row 8: a 1000 kg box (1 m) resting on a 1 kg box (0.2 m) on the ground,
+/// μ = 0.8.
+pub fn mass_ratio() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, 0.8)?;
+    let material = Material {
+        friction: 0.8,
+        ..Default::default()
+    };
+    for (name, size, mass, z) in [("small", 0.2, 1.0, 0.1), ("heavy", 1.0, 1000.0, 0.7)] {
+        let cube = Shape::Box {
+            half_extents: Vector3::repeat(size / 2.0),
+        };
+        b.add_body(
+            BodyDesc::dynamic(name)
+                .at(Vector3::new(0.0, 0.0, z))
+                .mass(mass, Vector3::zeros(), cube.unit_inertia(mass))
+                .shape(ShapeDesc::new(cube).material(material)),
+        )?;
+    }
+    b.build()
+}
+
+/// A unit cube (1 kg, μ = `mu`) on the ground moving along +x at `speed` m/s.
+pub fn thrown_box(speed: f64, mu: f64) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, mu)?;
+    b.add_body(
+        unit_cube("cube".into(), Vector3::new(0.0, 0.0, 0.5), mu).velocity(axion_math::twist(
+            Vector3::new(speed, 0.0, 0.0),
+            Vector3::zeros(),
+        )),
     )?;
     b.build()
 }

@@ -1,0 +1,204 @@
+//! SCENES.md rows 1, 4, 5 and 8 on the CPU backend at h = 0.01 and 0.05: position-level
+//! Fischer–Burmeister contacts with exact Coulomb friction (projection residual).
+
+use axion::prelude::*;
+use axion::scenes;
+use axion::{BodyId, Simulator};
+
+const STEPS: [f64; 2] = [0.01, 0.05];
+
+fn z(sim: &Simulator, body: usize) -> f64 {
+    sim.state().com_pose(0, BodyId(body)).translation.vector.z
+}
+
+/// Row 1: the ball lands within one step of √(2·1.5/g), rests at z = 0.5 with
+/// |penetration| < 1e-4 m and does not bounce.
+#[test]
+fn dropped_ball_lands_and_rests_without_bouncing() {
+    let landing = (2.0f64 * 1.5 / 9.81).sqrt();
+    for h in STEPS {
+        let mut sim = Simulator::new(scenes::drop(0.0).unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+        let (mut landed, mut penetration, mut rebound) = (None, 0.0f64, 0.0f64);
+        let s = sim
+            .run_with((3.0 / h).round() as usize, |s| {
+                let height = z(s, 1) - 0.5;
+                if landed.is_none() && height < 1e-6 {
+                    landed = Some(s.time());
+                }
+                penetration = penetration.max(-height);
+                if landed.is_some() {
+                    rebound = rebound.max(height);
+                }
+            })
+            .unwrap();
+        let landed = landed.expect("the ball landed");
+        println!(
+            "drop h = {h}: landed at {landed:.3} s (exact {landing:.4}), penetration {penetration:.1e} m, rebound {rebound:.1e} m, {:.2} it/step",
+            s.mean_iterations
+        );
+        assert!((landed - landing).abs() <= h + 1e-9, "landing at {landed}");
+        assert!(penetration < 1e-4 && rebound < 1e-4);
+        assert_eq!(s.converged_steps, s.steps);
+    }
+}
+
+/// Row 1 with restitution e = 0.5: the first rebound rises to e² × 1.5 m within 5 %.
+#[test]
+fn bouncing_ball_rebounds_to_e_squared_of_the_drop() {
+    for h in STEPS {
+        let mut sim = Simulator::new(scenes::drop(0.5).unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+        let (mut state, mut apex) = (0, 0.0f64);
+        let mut prev = z(&sim, 1);
+        sim.run_with((2.0 / h).round() as usize, |s| {
+            let now = z(s, 1);
+            match state {
+                0 if now > prev => state = 1, // left the ground
+                1 => apex = apex.max(now - 0.5),
+                _ => {}
+            }
+            if state == 1 && now < prev {
+                state = 2;
+            }
+            prev = now;
+        })
+        .unwrap();
+        let expected = 0.25 * 1.5;
+        println!(
+            "bounce h = {h}: rebound {apex:.4} m, e²·H = {expected:.4} m ({:+.2} %)",
+            100.0 * (apex / expected - 1.0)
+        );
+        assert!((apex / expected - 1.0).abs() < 0.05, "rebound {apex}");
+    }
+}
+
+/// Row 4: stacks of 5 and 10 unit cubes stand 10 s within 1 mm and 0.1°.
+#[test]
+fn stacks_stand() {
+    for h in STEPS {
+        for n in [5, 10] {
+            let mut sim =
+                Simulator::new(scenes::stack(n).unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+            let s = sim.run((10.0 / h).round() as usize).unwrap();
+            let (mut drift, mut tilt) = (0.0f64, 0.0f64);
+            for i in 0..n {
+                let p = sim.state().com_pose(0, BodyId(i + 1));
+                drift = drift.max(
+                    (p.translation.vector - nalgebra::Vector3::new(0.0, 0.0, 0.5 + i as f64))
+                        .norm(),
+                );
+                tilt = tilt.max(p.rotation.angle());
+            }
+            println!(
+                "stack {n} h = {h}: drift {drift:.1e} m, tilt {tilt:.1e} rad, {:.2} it/step (max {}), {}/{} converged",
+                s.mean_iterations, s.max_iterations, s.converged_steps, s.steps
+            );
+            assert!(
+                drift < 1e-3 && tilt < 0.1f64.to_radians(),
+                "drift {drift}, tilt {tilt}"
+            );
+            assert_eq!(s.converged_steps, s.steps);
+        }
+    }
+}
+
+/// The scheme's exact discrete slide from rest under constant acceleration a for T:
+/// x = h Σ_{k=1}^{T/h} k h a = ½ a T² (1 + h/T)  (FRICTION.md).
+fn discrete_slide(a: f64, t: f64, h: f64) -> f64 {
+    if a <= 0.0 {
+        0.0
+    } else {
+        0.5 * a * t * t * (1.0 + h / t)
+    }
+}
+
+/// Row 5: a 1 kg cube on a slope (gravity tilted), μ = 0.5, 2 s: it sticks below
+/// atan μ = 26.57° (< 1 mm) and slides exactly (0.1 %) the discrete distance above,
+/// for every angle of a 0–60° sweep; the continuous answer at 35° is 3.218 m.
+#[test]
+fn incline_sticks_or_slides_exactly_as_coulomb_says() {
+    let mu: f64 = 0.5;
+    for h in STEPS {
+        for degrees in (0..=60).step_by(5).chain([35, 26, 27]) {
+            let theta = (degrees as f64).to_radians();
+            let mut sim = Simulator::new(
+                scenes::incline(theta, mu).unwrap(),
+                1,
+                h,
+                BackendChoice::Cpu,
+            )
+            .unwrap();
+            let s = sim.run((2.0 / h).round() as usize).unwrap();
+            let x = sim.state().com_pose(0, BodyId(1)).translation.vector.x;
+            let a = 9.81 * (theta.sin() - mu * theta.cos());
+            let expected = discrete_slide(a, 2.0, h);
+            if degrees == 35 {
+                println!(
+                    "incline 35° h = {h}: {x:.6} m vs discrete {expected:.6} m (continuous 3.218 m, scheme +{:.1} %), {:.2} it/step",
+                    100.0 * (expected / (0.5 * a * 4.0) - 1.0),
+                    s.mean_iterations
+                );
+            }
+            assert_eq!(s.converged_steps, s.steps, "{degrees}°");
+            if a <= 0.0 {
+                assert!(x.abs() < 1e-3, "{degrees}° should stick, slid {x}");
+            } else {
+                assert!(
+                    (x / expected - 1.0).abs() < 1e-3,
+                    "{degrees}°: slid {x}, discrete {expected}"
+                );
+            }
+        }
+    }
+}
+
+/// A cube thrown at v₀ = 3 m/s on flat ground (μ = 0.5) stops after
+/// h Σ_k max(v₀ − k h μ g, 0).
+#[test]
+fn thrown_box_stops_where_the_discrete_formula_says() {
+    let (v0, mu) = (3.0, 0.5);
+    for h in STEPS {
+        let mut sim = Simulator::new(
+            scenes::thrown_box(v0, mu).unwrap(),
+            1,
+            h,
+            BackendChoice::Cpu,
+        )
+        .unwrap();
+        sim.run((2.0 / h).round() as usize).unwrap();
+        let x = sim.state().com_pose(0, BodyId(1)).translation.vector.x;
+        let expected: f64 = (1..)
+            .map(|k| (v0 - k as f64 * h * mu * 9.81).max(0.0))
+            .take_while(|v| *v > 0.0)
+            .sum::<f64>()
+            * h;
+        println!("thrown box h = {h}: stopped at {x:.6} m, formula {expected:.6} m");
+        assert!(
+            (x - expected).abs() < 1e-3 * expected,
+            "stopped at {x}, expected {expected}"
+        );
+    }
+}
+
+/// Row 8: a 1000 kg box on a 1 kg box: no NaN, penetration < 1e-3 m, drift < 1 mm.
+#[test]
+fn mass_ratio_1000_to_1_stands() {
+    for h in STEPS {
+        let mut sim =
+            Simulator::new(scenes::mass_ratio().unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+        let mut penetration = 0.0f64;
+        let s = sim
+            .run_with((5.0 / h).round() as usize, |s| {
+                penetration = penetration.max(0.1 - z(s, 1)).max(0.7 - z(s, 2));
+            })
+            .unwrap();
+        let drift = (sim.state().com_pose(0, BodyId(2)).translation.vector
+            - nalgebra::Vector3::new(0.0, 0.0, 0.7))
+        .norm();
+        println!(
+            "mass ratio h = {h}: penetration {penetration:.1e} m, drift {drift:.1e} m, {:.2} it/step (max {})",
+            s.mean_iterations, s.max_iterations
+        );
+        assert!(z(&sim, 2).is_finite() && penetration < 1e-3 && drift < 1e-3);
+        assert_eq!(s.converged_steps, s.steps);
+    }
+}
