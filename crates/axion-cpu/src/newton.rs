@@ -106,6 +106,11 @@ pub(crate) struct StepInput<'a> {
     pub integrator: Integrator,
 }
 
+/// With contacts, Newton takes full steps for this many iterations, then backtracks
+/// (a full-step iteration that has not converged by then is cycling, as on a strongly
+/// anisotropic cone at speed).
+const FULL_STEP_ITERATIONS: usize = 10;
+
 /// A full step whose merit exceeds the step's starting merit by this factor is refused
 /// as exploding.
 const EXPLOSION: f64 = 1e6;
@@ -695,7 +700,8 @@ impl<'a> WorldSolver<'a> {
         };
         // With contacts the semismooth step is taken in full (FRICTION.md: a line search
         // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
-        // trials are refused. Joint-only systems use the Armijo backtracking.
+        // trials are refused. Joint-only systems, and contact steps still unconverged
+        // after FULL_STEP_ITERATIONS, use the Armijo backtracking.
         let full_steps = !self.contacts.is_empty();
         let merit_limit = EXPLOSION * e.merit.max(f64::MIN_POSITIVE);
         let mut best = (it.clone(), e.merit);
@@ -723,7 +729,7 @@ impl<'a> WorldSolver<'a> {
             // Backtracking (Armijo on ½|F|², whose slope along the Newton step is −|F|²).
             let mut alpha = 1.0;
             let mut chosen: Option<(Iterate, Eval)> = None;
-            if full_steps {
+            if full_steps && stats.iterations <= FULL_STEP_ITERATIONS {
                 let trial = trial_at(1.0);
                 let te = self.evaluate(&trial);
                 if !(te.merit.is_finite() && te.merit < merit_limit) {

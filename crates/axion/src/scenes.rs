@@ -5,8 +5,8 @@
 use std::f64::consts::FRAC_PI_4;
 
 use axion_model::{
-    BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointType, Material, Model, ModelBuilder,
-    ModelError, Shape, ShapeDesc,
+    Anisotropy, BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointType, Material, Model,
+    ModelBuilder, ModelError, Shape, ShapeDesc,
 };
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
@@ -421,5 +421,96 @@ pub fn thrown_box(speed: f64, mu: f64) -> Result<Model, ModelError> {
             Vector3::zeros(),
         )),
     )?;
+    b.build()
+}
+
+/// The reference's anisotropy test: a 1 kg cube of 0.2 m with μ = 2.0 along its body y
+/// axis and 0.02 across it, on frictionless ground (so the combined coefficients are
+/// 1.0 along y and 0.01 along x).
+pub fn anisotropic_box() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, 0.0)?;
+    let cube = Shape::Box {
+        half_extents: Vector3::repeat(0.1),
+    };
+    let material = Material {
+        friction: 2.0,
+        restitution: 0.0,
+        anisotropy: Some(Anisotropy {
+            axis: Vector3::y(),
+            friction_perp: 0.02,
+        }),
+    };
+    b.add_body(
+        BodyDesc::dynamic("cube")
+            .at(Vector3::new(0.0, 0.0, 0.1))
+            .mass(1.0, Vector3::zeros(), cube.unit_inertia(1.0))
+            .shape(ShapeDesc::new(cube).material(material)),
+    )?;
+    b.build()
+}
+
+/// The reference's ball fall (REFERENCE-AXION.md §8.3): a sphere of radius 1 m and
+/// density 10 (41.9 kg), centre at z = 2, μ = 0.4, onto the ground.
+pub fn reference_ball_fall() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, 0.4)?;
+    let material = Material {
+        friction: 0.4,
+        ..Default::default()
+    };
+    b.add_body(
+        BodyDesc::dynamic("ball")
+            .at(Vector3::new(0.0, 0.0, 2.0))
+            .shape(
+                ShapeDesc::new(Shape::Sphere { radius: 1.0 })
+                    .density(10.0)
+                    .material(material),
+            ),
+    )?;
+    b.build()
+}
+
+/// The reference's inverted pyramid: cubes of half-size 0.3, 0.6 and 1.2 m (density
+/// 500: 108, 864 and 6912 kg) stacked smallest at the bottom, touching, μ = 0.1.
+pub fn inverted_pyramid() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, 0.1)?;
+    let material = Material {
+        friction: 0.1,
+        ..Default::default()
+    };
+    for (i, (half, z)) in [(0.3, 0.3), (0.6, 1.2), (1.2, 3.0)].into_iter().enumerate() {
+        b.add_body(
+            BodyDesc::dynamic(format!("box{i}"))
+                .at(Vector3::new(0.0, 0.0, z))
+                .shape(
+                    ShapeDesc::new(Shape::Box {
+                        half_extents: Vector3::repeat(half),
+                    })
+                    .density(500.0)
+                    .material(material),
+                ),
+        )?;
+    }
+    b.build()
+}
+
+/// SCENES.md row 9: `copies` side-by-side 10-box pyramids (rows of 4, 3, 2, 1 unit
+/// cubes of 1 kg, 5 cm apart within a row), μ = 0.8; copies 2 m apart along y.
+pub fn pyramid(copies: usize) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, 0.8)?;
+    let pitch = 1.05;
+    for c in 0..copies {
+        let y = 2.0 * c as f64;
+        for row in 0..4 {
+            for k in 0..4 - row {
+                let x = (k as f64 + 0.5 * row as f64) * pitch;
+                let centre = Vector3::new(x, y, 0.5 + row as f64);
+                b.add_body(unit_cube(format!("c{c}r{row}k{k}"), centre, 0.8))?;
+            }
+        }
+    }
     b.build()
 }

@@ -202,3 +202,134 @@ fn mass_ratio_1000_to_1_stands() {
         assert_eq!(s.converged_steps, s.steps);
     }
 }
+
+/// Pushes the anisotropic cube (combined μ 0.01 along world x, 1.0 along y) with 5 N
+/// along `axis` for 1 s; returns (distance along, distance across, summary).
+fn push_anisotropic(axis: usize, h: f64) -> (f64, f64, axion::RunSummary) {
+    let mut sim =
+        Simulator::new(scenes::anisotropic_box().unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+    let mut force = nalgebra::Vector3::zeros();
+    force[axis] = 5.0;
+    sim.control_mut()
+        .set_wrench(0, BodyId(1), force, nalgebra::Vector3::zeros());
+    let s = sim.run((1.0 / h).round() as usize).unwrap();
+    let p = sim.state().com_pose(0, BodyId(1)).translation.vector;
+    (p[axis], p[1 - axis], s)
+}
+
+/// Pushed along its slippery axis, the anisotropic cube slides the discrete distance
+/// of a = (F − μ m g)/m exactly, and not sideways.
+#[test]
+fn anisotropic_box_slides_along_its_slippery_axis() {
+    for h in STEPS {
+        let (along, across, s) = push_anisotropic(0, h);
+        let expected = discrete_slide(5.0 - 0.01 * 9.81, 1.0, h);
+        println!(
+            "anisotropic push along x h = {h}: moved {along:.6} m (expected {expected:.6}), across {across:.1e} m, {:.2} it/step, {}/{} converged",
+            s.mean_iterations, s.converged_steps, s.steps
+        );
+        assert!(
+            (along / expected - 1.0).abs() < 1e-3,
+            "slid {along} vs {expected}"
+        );
+        assert!(across.abs() < 1e-6);
+        assert_eq!(s.converged_steps, s.steps);
+    }
+}
+
+/// Pushed with 5 N along its grippy axis (limit 9.81 N), it sticks (< 1 mm).
+#[test]
+fn anisotropic_box_sticks_along_its_grippy_axis() {
+    for h in STEPS {
+        let (along, across, s) = push_anisotropic(1, h);
+        println!(
+            "anisotropic push along y h = {h}: moved {along:.1e} m, across {across:.1e} m, {:.2} it/step, {}/{} converged",
+            s.mean_iterations, s.converged_steps, s.steps
+        );
+        assert!(
+            along.abs() < 1e-3 && across.abs() < 1e-3,
+            "should stick, moved {along}"
+        );
+    }
+}
+
+/// Known limitation (issue 4 stays open for it): on this 100:1 elliptic cone the
+/// sticking contacts are found but Newton stalls just above the contact tolerance —
+/// the first step at h = 0.01 ends at a normal residual of 1.5e-5 m/s, and at
+/// h = 0.05 the friction residual stays at 2.7e-8 m/s (tolerance 1e-8). Run with
+/// `cargo test --release -- --ignored`.
+#[test]
+#[ignore = "Newton stalls slightly above tolerance on a 100:1 anisotropic stick (see doc)"]
+fn anisotropic_stick_converges_every_step() {
+    for h in STEPS {
+        let (_, _, s) = push_anisotropic(1, h);
+        assert_eq!(s.converged_steps, s.steps, "h = {h}");
+    }
+}
+
+/// REFERENCE-AXION.md §8.3: the ball (r = 1 m) lands at t ≈ 0.45 s and rests at z = 1
+/// without bouncing; the inverted pyramid (μ 0.1) stands with its top within 0.1 m of
+/// z = 3 (the reference's criterion) — here within 1 mm. At the reference's h = 0.03.
+#[test]
+fn the_reference_scenes_behave_as_described() {
+    let h = 0.03;
+    let mut sim = Simulator::new(
+        scenes::reference_ball_fall().unwrap(),
+        1,
+        h,
+        BackendChoice::Cpu,
+    )
+    .unwrap();
+    let mut landed = None;
+    sim.run_with(50, |s| {
+        if landed.is_none() && z(s, 1) < 1.0 + 1e-6 {
+            landed = Some(s.time());
+        }
+    })
+    .unwrap();
+    let landed = landed.expect("landed");
+    println!(
+        "reference ball fall: landed at {landed:.2} s, rests at z = {:.6}",
+        z(&sim, 1)
+    );
+    assert!((landed - (2.0f64 / 9.81).sqrt()).abs() <= h + 1e-9 && (z(&sim, 1) - 1.0).abs() < 1e-4);
+    let mut sim = Simulator::new(
+        scenes::inverted_pyramid().unwrap(),
+        1,
+        h,
+        BackendChoice::Cpu,
+    )
+    .unwrap();
+    let s = sim.run(100).unwrap();
+    println!(
+        "inverted pyramid: top at z = {:.6} after 3 s, {:.2} it/step",
+        z(&sim, 3),
+        s.mean_iterations
+    );
+    assert!((z(&sim, 3) - 3.0).abs() < 1e-3);
+    assert_eq!(s.converged_steps, s.steps);
+}
+
+/// SCENES.md row 9, small: one 10-box pyramid stands for 2 s (every box within 1 mm).
+#[test]
+fn pyramid_stands() {
+    for h in STEPS {
+        let model = scenes::pyramid(1).unwrap();
+        let start: Vec<_> = model
+            .bodies()
+            .iter()
+            .map(|b| b.initial_pose.translation.vector)
+            .collect();
+        let mut sim = Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap();
+        let s = sim.run((2.0 / h).round() as usize).unwrap();
+        let drift = (1..start.len())
+            .map(|b| (sim.state().com_pose(0, BodyId(b)).translation.vector - start[b]).norm())
+            .fold(0.0, f64::max);
+        println!(
+            "pyramid h = {h}: drift {drift:.1e} m, {:.2} it/step (max {}), {}/{} converged",
+            s.mean_iterations, s.max_iterations, s.converged_steps, s.steps
+        );
+        assert!(drift < 1e-3);
+        assert_eq!(s.converged_steps, s.steps);
+    }
+}

@@ -109,10 +109,18 @@ impl ConeScaling {
     pub fn velocity_to_scaled(&self, v: &Vector2<f64>) -> Vector2<f64> {
         v.component_mul(&self.s)
     }
-    /// Scaled effective inverse mass $\hat r = \tfrac12(s_1^2 w_1 + s_2^2 w_2)$ from the
-    /// effective inverse masses $w_i = J_{t_i}\tilde M^{-1}J_{t_i}^\top$ of the two rows.
+    /// Scaled effective inverse mass from the effective inverse masses
+    /// $w_i = J_{t_i}\tilde M^{-1}J_{t_i}^\top$ of the two rows:
+    /// $$\hat r = \tfrac12(s_1^2 w_1 + s_2^2 w_2)\,\frac{\min_i s_i^2}{\max_i s_i^2}.$$
+    /// $\hat\rho = 1/(h\hat r)$ is the force that stops a slip in one step; in scaled
+    /// variables axis $i$ needs $1/(h s_i^2 w_i)$, and the plain mean would take the
+    /// grippy axis's: 100× too small along the slippery axis of a 100:1 cone, so that a
+    /// sliding contact is taken for sticking. The factor brings $\hat r$ down to the
+    /// slippery axis's scale and is exactly 1 for an isotropic cone (the mean of
+    /// FRICTION.md).
     pub fn effective_inverse_mass(&self, w_t: &Vector2<f64>) -> f64 {
-        0.5 * self.s.component_mul(&self.s).dot(w_t)
+        let s2 = self.s.component_mul(&self.s);
+        0.5 * s2.dot(w_t) * (s2.min() / s2.max()).sqrt()
     }
 }
 
