@@ -28,7 +28,7 @@ struct Cache {
     layout: Layout,
     shape_count: usize,
     collision: CollisionWorld,
-    newton: HashMap<Vec<(usize, usize)>, SparseLu>,
+    newton: HashMap<Vec<(usize, usize)>, Option<SparseLu>>,
     projection: Option<SparseLu>,
     /// Per world, the previous step's contacts, their forces (λ_n, λ_t1, λ_t2) and the
     /// normal velocity used for their restitution.
@@ -253,12 +253,8 @@ impl Backend for CpuBackend {
             let mut solver = WorldSolver::new(input);
             let signature: Vec<(usize, usize)> =
                 contacts.iter().map(|c| (c.body_a.0, c.body_b.0)).collect();
-            if !cache.newton.contains_key(&signature) {
-                if cache.newton.len() >= MAX_PATTERNS {
-                    cache.newton.clear();
-                }
-                let lu = SparseLu::new(solver.unknowns(), &solver.pattern());
-                cache.newton.insert(signature.clone(), lu);
+            if !cache.newton.contains_key(&signature) && cache.newton.len() >= MAX_PATTERNS {
+                cache.newton.clear();
             }
             let projection = if integrator == Integrator::EnergyMomentum {
                 let n = 6 * layout.dyn_bodies.len() + layout.joint_rows;
@@ -270,7 +266,7 @@ impl Backend for CpuBackend {
             } else {
                 None
             };
-            let lu = cache.newton.get_mut(&signature).expect("inserted above");
+            let lu = cache.newton.entry(signature).or_default();
             let result = solver.solve(&warm, lu, projection);
             let world = state.world_mut(w);
             world.poses.copy_from_slice(&result.poses);

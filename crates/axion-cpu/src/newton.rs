@@ -638,7 +638,16 @@ impl<'a> WorldSolver<'a> {
     }
 
     /// The Newton direction, or `None` if the linear solve failed.
-    fn direction(&self, it: &Iterate, e: &Eval, lu: &mut SparseLu) -> Option<Vec<f64>> {
+    fn direction(
+        &mut self,
+        it: &Iterate,
+        e: &Eval,
+        slot: &mut Option<SparseLu>,
+    ) -> Option<Vec<f64>> {
+        if slot.is_none() {
+            *slot = Some(SparseLu::new(self.unknowns(), &self.pattern()));
+        }
+        let lu = slot.as_mut().expect("built above");
         let mut values = ValueSink(Vec::with_capacity(lu.entries()));
         self.assemble(it, e, &mut values);
         let nd = self.input.layout.dyn_bodies.len();
@@ -677,10 +686,12 @@ impl<'a> WorldSolver<'a> {
     }
 
     /// Runs Newton from `u⁻` and the warm-start multipliers; keeps the best iterate.
+    /// `lu` holds the factorization of this row pattern, built on first need (a step
+    /// that converges from its warm start never analyses its pattern).
     pub fn solve(
         &mut self,
         warm_lambda: &[f64],
-        lu: &mut SparseLu,
+        lu: &mut Option<SparseLu>,
         projection: Option<&mut SparseLu>,
     ) -> WorldResult {
         let st = *self.input.settings;

@@ -80,7 +80,7 @@ impl Default for ChainOptions {
 
 /// SCENES.md row 3: a chain of capsule links hung from the world at the origin by
 /// revolute joints with axes alternating between the links' x and y axes, straight and
-/// tilted by `angle` about x. Link $i$'s centre is at distance $(i + \tfrac12)\ell$ from
+/// tilted by `angle` about x. The links do not collide (a joint test). Link $i$'s centre is at distance $(i + \tfrac12)\ell$ from
 /// the anchor along the chain.
 pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
     let ChainOptions {
@@ -108,7 +108,8 @@ pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
             BodyDesc::dynamic(format!("link{i}"))
                 .pose(Isometry3::from_parts(centre.into(), rotation))
                 .mass(m, Vector3::zeros(), capsule.unit_inertia(m))
-                .shape(ShapeDesc::new(capsule)),
+                // A joint test: the links do not collide with each other.
+                .shape(ShapeDesc::new(capsule).collision(None)),
         )?;
         let axis = if i % 2 == 0 {
             Vector3::x()

@@ -111,13 +111,14 @@ impl ConeScaling {
     }
     /// Scaled effective inverse mass from the effective inverse masses
     /// $w_i = J_{t_i}\tilde M^{-1}J_{t_i}^\top$ of the two rows:
-    /// $$\hat r = \tfrac12(s_1^2 w_1 + s_2^2 w_2)\,\frac{\min_i s_i^2}{\max_i s_i^2}.$$
-    /// $\hat\rho = 1/(h\hat r)$ is the force that stops a slip in one step; in scaled
-    /// variables axis $i$ needs $1/(h s_i^2 w_i)$, and the plain mean would take the
-    /// grippy axis's: 100× too small along the slippery axis of a 100:1 cone, so that a
-    /// sliding contact is taken for sticking. The factor brings $\hat r$ down to the
-    /// slippery axis's scale and is exactly 1 for an isotropic cone (the mean of
-    /// FRICTION.md).
+    /// $$\hat r = \tfrac12(s_1^2 w_1 + s_2^2 w_2)\sqrt{\frac{\min_i s_i^2}{\max_i s_i^2}}.$$
+    /// $\hat\rho = 1/(h\hat r)$ is about the force that stops a slip in one step; in
+    /// scaled variables axis $i$ needs $1/(h s_i^2 w_i)$, and the plain mean is set by
+    /// the grippy axis: on a 100:1 cone it is 100× too small along the slippery axis, a
+    /// sliding contact is taken for sticking and Newton cycles. The factor balances the
+    /// two axes (10× off on each instead of 100× on one; taking the slippery axis's
+    /// scale instead made the grippy axis cycle) and is exactly 1 for an isotropic
+    /// cone, which keeps the mean of FRICTION.md.
     pub fn effective_inverse_mass(&self, w_t: &Vector2<f64>) -> f64 {
         let s2 = self.s.component_mul(&self.s);
         0.5 * s2.dot(w_t) * (s2.min() / s2.max()).sqrt()
