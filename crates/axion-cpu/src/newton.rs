@@ -106,9 +106,9 @@ pub(crate) struct StepInput<'a> {
     pub integrator: Integrator,
 }
 
-/// With contacts, Newton takes full steps for this many iterations, then backtracks
-/// (a full-step iteration that has not converged by then is cycling, as on a strongly
-/// anisotropic cone at speed).
+/// With contacts, Newton takes full steps for this many iterations, then backtracks (a
+/// semismooth iteration that has not converged by then may be cycling between stick
+/// and slip).
 const FULL_STEP_ITERATIONS: usize = 10;
 
 /// A full step whose merit exceeds the step's starting merit by this factor is refused

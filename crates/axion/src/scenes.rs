@@ -315,15 +315,20 @@ pub fn impossible() -> Result<Model, ModelError> {
     b.build()
 }
 
+/// The default material with friction coefficient `mu`.
+fn friction(mu: f64) -> Material {
+    Material {
+        friction: mu,
+        ..Default::default()
+    }
+}
+
 /// The ground: a static half-space $z \le 0$ with friction `mu`.
 fn ground(b: &mut ModelBuilder, mu: f64) -> Result<BodyId, ModelError> {
     let shape = ShapeDesc::from_geometry(Geometry::HalfSpace {
         normal: Vector3::z(),
     })
-    .material(Material {
-        friction: mu,
-        ..Default::default()
-    });
+    .material(friction(mu));
     b.add_body(BodyDesc::fixed("ground").shape(shape))
 }
 
@@ -359,10 +364,7 @@ fn unit_cube(name: String, centre: Vector3<f64>, mu: f64) -> BodyDesc {
     BodyDesc::dynamic(name)
         .at(centre)
         .mass(1.0, Vector3::zeros(), cube.unit_inertia(1.0))
-        .shape(ShapeDesc::new(cube).material(Material {
-            friction: mu,
-            ..Default::default()
-        }))
+        .shape(ShapeDesc::new(cube).material(friction(mu)))
 }
 
 /// SCENES.md row 5: a 1 m, 1 kg cube resting on the ground, μ = `mu` on both; the
@@ -394,10 +396,7 @@ pub fn stack(n: usize) -> Result<Model, ModelError> {
 pub fn mass_ratio() -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.8)?;
-    let material = Material {
-        friction: 0.8,
-        ..Default::default()
-    };
+    let material = friction(0.8);
     for (name, size, mass, z) in [("small", 0.2, 1.0, 0.1), ("heavy", 1.0, 1000.0, 0.7)] {
         let cube = Shape::Box {
             half_extents: Vector3::repeat(size / 2.0),
@@ -456,10 +455,7 @@ pub fn anisotropic_box() -> Result<Model, ModelError> {
 pub fn reference_ball_fall() -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.4)?;
-    let material = Material {
-        friction: 0.4,
-        ..Default::default()
-    };
+    let material = friction(0.4);
     b.add_body(
         BodyDesc::dynamic("ball")
             .at(Vector3::new(0.0, 0.0, 2.0))
@@ -477,10 +473,7 @@ pub fn reference_ball_fall() -> Result<Model, ModelError> {
 pub fn inverted_pyramid() -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.1)?;
-    let material = Material {
-        friction: 0.1,
-        ..Default::default()
-    };
+    let material = friction(0.1);
     for (i, (half, z)) in [(0.3, 0.3), (0.6, 1.2), (1.2, 3.0)].into_iter().enumerate() {
         b.add_body(
             BodyDesc::dynamic(format!("box{i}"))

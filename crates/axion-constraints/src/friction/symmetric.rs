@@ -22,7 +22,7 @@
 use nalgebra::Vector2;
 
 use super::FrictionCone;
-use super::projection::{SLIP_BAND, SlipState, evaluate};
+use super::projection::{SlipState, evaluate};
 use crate::row::{Row, RowJacobian};
 
 /// Relative stick regularisation $\varepsilon_t\hat\rho$.
@@ -121,11 +121,4 @@ pub fn linearize(
             }
         }
     }
-}
-
-/// Whether `lambda_t` lies in the cone of radius $\mu\lambda_n$ up to the slip band
-/// (a convenience for callers checking their results).
-pub fn inside_cone(cone: &FrictionCone, lambda_t: &Vector2<f64>, lambda_n: f64) -> bool {
-    let sc = cone.scaling();
-    sc.force_to_scaled(lambda_t).norm() <= sc.mu * lambda_n.max(0.0) * (1.0 + SLIP_BAND)
 }
