@@ -711,8 +711,9 @@ impl<'a> WorldSolver<'a> {
         };
         // With contacts the semismooth step is taken in full (FRICTION.md: a line search
         // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
-        // trials are refused. Joint-only systems, and contact steps still unconverged
-        // after FULL_STEP_ITERATIONS, use the Armijo backtracking.
+        // trials are refused (that iteration backtracks instead). Joint-only systems, and
+        // contact steps still unconverged after FULL_STEP_ITERATIONS, use the Armijo
+        // backtracking.
         let full_steps = !self.contacts.is_empty();
         let merit_limit = EXPLOSION * e.merit.max(f64::MIN_POSITIVE);
         let mut best = (it.clone(), e.merit);
@@ -743,15 +744,15 @@ impl<'a> WorldSolver<'a> {
             if full_steps && stats.iterations <= FULL_STEP_ITERATIONS {
                 let trial = trial_at(1.0);
                 let te = self.evaluate(&trial);
-                if !(te.merit.is_finite() && te.merit < merit_limit) {
-                    break;
+                if te.merit.is_finite() && te.merit < merit_limit {
+                    it = trial;
+                    e = te;
+                    if e.merit < best.1 {
+                        best = (it.clone(), e.merit);
+                    }
+                    continue;
                 }
-                it = trial;
-                e = te;
-                if e.merit < best.1 {
-                    best = (it.clone(), e.merit);
-                }
-                continue;
+                // An exploding full step: backtrack this iteration instead.
             }
             for attempt in 0..=st.max_backtracks {
                 let trial = trial_at(alpha);
@@ -782,7 +783,10 @@ impl<'a> WorldSolver<'a> {
             }
         }
         // Return the best iterate (by merit) seen.
-        let final_eval = if best.1 < e.merit {
+        // A converged iterate is returned as it is; otherwise the one with the smallest
+        // merit (a converged iterate can have a larger merit than an unconverged one:
+        // the merit sums all blocks, convergence bounds each).
+        let final_eval = if !self.converged(&e) && best.1 < e.merit {
             it = best.0;
             self.evaluate(&it)
         } else {
