@@ -30,9 +30,9 @@ pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
 pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors};
 pub use axion_model::{
-    Backend, BodyDesc, BodyId, BodyKind, Control, DriveDesc, DriveId, JointDesc, JointId,
-    JointType, Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError, StepReport,
-    StepStats,
+    Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, DriveDesc, DriveId,
+    Geometry, JointDesc, JointId, JointType, Material, Model, ModelBuilder, ModelError, Shape,
+    ShapeDesc, State, StepError, StepReport, StepStats,
 };
 
 /// Everything a typical program needs.
@@ -65,6 +65,9 @@ pub enum SimError {
     /// A step could not be taken.
     #[error(transparent)]
     Step(#[from] StepError),
+    /// A collision shape cannot be used (a degenerate hull, an invalid mesh).
+    #[error(transparent)]
+    Collision(#[from] axion_collision::CollisionError),
 }
 
 /// What a run did, for a summary line.
@@ -113,6 +116,9 @@ impl Simulator {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(StepError::InvalidTimeStep { h: dt }.into());
         }
+        // Build the collision shapes once here so that a bad mesh is reported now, not
+        // at the first step.
+        axion_collision::CollisionWorld::new(&model)?;
         let state = State::new(&model, worlds)?;
         let control = Control::new(&model, worlds);
         let (backend, backend_reason): (Box<dyn Backend>, String) = match backend {

@@ -356,6 +356,20 @@ fn bad_step_inputs_are_errors() {
         Simulator::new(scenes::pendulum().unwrap(), 0, 0.01, BackendChoice::Cpu),
         Err(SimError::Model(axion::ModelError::NoWorlds))
     ));
+    // A degenerate convex hull (points on a line) is refused when the simulator is made.
+    let mut b = axion::ModelBuilder::new();
+    let line = axion::Geometry::ConvexHull {
+        points: (0..4).map(|i| nalgebra::Vector3::x() * i as f64).collect(),
+    };
+    b.add_body(axion::BodyDesc::fixed("rail").shape(axion::ShapeDesc::from_geometry(line)))
+        .unwrap();
+    let err = Simulator::new(b.build().unwrap(), 1, 0.01, BackendChoice::Cpu)
+        .err()
+        .expect("degenerate hull");
+    assert!(
+        matches!(err, SimError::Collision(_)) && err.to_string().contains("rail"),
+        "{err}"
+    );
     let mut sim =
         Simulator::new(scenes::pendulum().unwrap(), 2, 0.01, BackendChoice::Auto).unwrap();
     assert!(sim.backend_reason().contains("auto"));
