@@ -19,15 +19,6 @@ use common::*;
 use nalgebra::Vector3;
 use proptest::prelude::*;
 
-fn joint_kind() -> impl Strategy<Value = JointKind> {
-    prop_oneof![
-        axis().prop_map(|axis| JointKind::Revolute { axis }),
-        axis().prop_map(|axis| JointKind::Prismatic { axis }),
-        Just(JointKind::Ball),
-        Just(JointKind::Fixed),
-    ]
-}
-
 /// Rows with an angle lock are discontinuous where the relative quaternion's scalar
 /// part changes sign (the lock switches to the short way round): stay away from it.
 fn away_from_half_turn(joint: &Joint, pa: &Pose, pb: &Pose) -> bool {

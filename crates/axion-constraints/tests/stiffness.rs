@@ -11,15 +11,6 @@ use axion_math::Pose;
 use common::*;
 use proptest::prelude::*;
 
-fn joint_kind() -> impl Strategy<Value = JointKind> {
-    prop_oneof![
-        axis().prop_map(|axis| JointKind::Revolute { axis }),
-        axis().prop_map(|axis| JointKind::Prismatic { axis }),
-        Just(JointKind::Ball),
-        Just(JointKind::Fixed),
-    ]
-}
-
 fn assert_close(
     what: &str,
     analytic: &Stiffness,

@@ -101,6 +101,20 @@ pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
     };
     let top = Isometry3::translation(0.0, 0.0, 0.5 * l);
     let bottom = Isometry3::translation(0.0, 0.0, -0.5 * l);
+    // The i-th hinge turns about the x axis when i is even, y when odd; it hangs from
+    // the previous body's bottom end, or from the world at the origin.
+    let hinge = |name: String, i: usize, parent: Option<BodyId>, child: BodyId| {
+        let axis = if i.is_multiple_of(2) {
+            Vector3::x()
+        } else {
+            Vector3::y()
+        };
+        JointDesc::new(name, JointType::Revolute { axis }, parent, child)
+    };
+    let parent_frame = |parent: Option<BodyId>| match parent {
+        None => Isometry3::from_parts(Vector3::zeros().into(), rotation),
+        Some(_) => bottom,
+    };
     let mut parent: Option<BodyId> = None;
     for i in 0..links {
         let centre = down * ((i as f64 + 0.5) * l);
@@ -111,24 +125,7 @@ pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
                 // A joint test: the links do not collide with each other.
                 .shape(ShapeDesc::new(capsule).collision(None)),
         )?;
-        let axis = if i % 2 == 0 {
-            Vector3::x()
-        } else {
-            Vector3::y()
-        };
-        let parent_frame = match parent {
-            None => Isometry3::from_parts(Vector3::zeros().into(), rotation),
-            Some(_) => bottom,
-        };
-        b.add_joint(
-            JointDesc::new(
-                format!("joint{i}"),
-                JointType::Revolute { axis },
-                parent,
-                link,
-            )
-            .frames(parent_frame, top),
-        )?;
+        b.add_joint(hinge(format!("joint{i}"), i, parent, link).frames(parent_frame(parent), top))?;
         parent = Some(link);
     }
     if let Some(mass) = bob_mass {
@@ -143,18 +140,9 @@ pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
                     Shape::Sphere { radius: r }.unit_inertia(mass),
                 ),
         )?;
-        let axis = if links % 2 == 0 {
-            Vector3::x()
-        } else {
-            Vector3::y()
-        };
-        let parent_frame = match parent {
-            None => Isometry3::from_parts(Vector3::zeros().into(), rotation),
-            Some(_) => bottom,
-        };
         b.add_joint(
-            JointDesc::new("bob joint", JointType::Revolute { axis }, parent, bob)
-                .frames(parent_frame, Isometry3::translation(0.0, 0.0, r)),
+            hinge("bob joint".into(), links, parent, bob)
+                .frames(parent_frame(parent), Isometry3::translation(0.0, 0.0, r)),
         )?;
     }
     b.build()

@@ -1,6 +1,7 @@
 //! Shared strategies and helpers of the constraint tests.
 #![allow(dead_code)]
 
+use axion_constraints::joint::JointKind;
 use axion_constraints::{Row, RowJacobian};
 use axion_math::{MassProperties, Pose, Twist, UnitAxis, angular, integrate, linear, twist};
 use nalgebra::{DMatrix, DVector, Isometry3, UnitQuaternion, Vector3, Vector6};
@@ -200,4 +201,14 @@ pub fn config() -> ProptestConfig {
         max_global_rejects: 4 * cases,
         ..ProptestConfig::with_cases(cases)
     }
+}
+
+/// Every joint kind with rows, with random axes.
+pub fn joint_kind() -> impl Strategy<Value = JointKind> {
+    prop_oneof![
+        axis().prop_map(|axis| JointKind::Revolute { axis }),
+        axis().prop_map(|axis| JointKind::Prismatic { axis }),
+        Just(JointKind::Ball),
+        Just(JointKind::Fixed),
+    ]
 }
