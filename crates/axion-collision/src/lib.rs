@@ -33,9 +33,9 @@ use thiserror::Error;
 
 pub use convert::{from_parry_vector, to_parry_pose, to_parry_vector};
 
-/// How much deeper (m) parry's closest-points query must find a pair than its contact
-/// manifold's deepest point for the closest point to be added (the two algorithms
-/// differ by a few µm on curved pairs).
+/// How far (m) parry's closest-points query and its contact manifold may disagree on a
+/// pair's deepest point before the query's point is used (the two algorithms differ by
+/// a few µm on curved pairs; the slack grows by 10 × the penetration depth).
 const CLOSEST_POINT_SLACK: f64 = 1e-5;
 
 /// Two contacts of one pair closer than this (m) on both bodies are one contact.
@@ -252,11 +252,60 @@ impl CollisionWorld {
                 // Every pair of our geometries is supported by parry.
                 continue;
             }
+            let mut raw = Vec::new();
+            for manifold in &manifolds {
+                // Points and normals of a composite shape (mesh) are in its part's frame.
+                let part = |sub: Option<parry3d_f64::math::Pose>, whole: Isometry3<f64>| {
+                    sub.map_or(whole, |p| whole * convert::from_parry_pose(&p))
+                };
+                let subs = manifold.subshape_poses.as_deref();
+                raw.extend(manifold.points.iter().map(|point| RawPoint {
+                    pose_b: part(subs.and_then(|s| s.pos1), pose_b),
+                    pose_a: part(subs.and_then(|s| s.pos2), pose_a),
+                    p_b: from_parry_vector(&point.local_p1),
+                    p_a: from_parry_vector(&point.local_p2),
+                    n_b: from_parry_vector(&manifold.local_n1),
+                    n_a: from_parry_vector(&manifold.local_n2),
+                    dist: point.dist,
+                }));
+            }
+            // parry's closest points (GJK/EPA) check the manifold. Its box–box manifold can
+            // miss a separated edge–edge feature within the margin (no point, or only
+            // farther ones): the closest point is added. On rare penetrating box pairs it
+            // takes a non-minimal axis and reports points deeper than the bodies overlap:
+            // the manifold is then replaced by the closest point for this step.
+            let deepest = raw.iter().map(|r| r.dist).fold(f64::INFINITY, f64::min);
+            if let Ok(Some(c)) = parry3d_f64::query::contact(
+                &parry3d_f64::math::Pose::IDENTITY,
+                cb.shape.as_ref(),
+                &pos12,
+                ca.shape.as_ref(),
+                margin,
+            ) {
+                let slack = CLOSEST_POINT_SLACK * (1.0 + 10.0 * (-c.dist).max(0.0));
+                if deepest < c.dist - slack {
+                    raw.clear();
+                }
+                if raw.is_empty() || c.dist < deepest - CLOSEST_POINT_SLACK {
+                    let to_a = pose_b.inverse() * pose_a;
+                    raw.push(RawPoint {
+                        pose_b,
+                        pose_a,
+                        p_b: from_parry_vector(&c.point1),
+                        p_a: (to_a.inverse()
+                            * nalgebra::Point3::from(from_parry_vector(&c.point2)))
+                        .coords,
+                        n_b: from_parry_vector(&c.normal1),
+                        n_a: to_a.rotation.inverse() * from_parry_vector(&c.normal2),
+                        dist: c.dist,
+                    });
+                }
+            }
             // Manifolds of coincident faces report each corner twice (once per face):
             // keep one contact per point.
             let first = out.len();
-            let mut emit = |raw: RawPoint| {
-                let contact = self.contact(cb, ca, poses, &raw);
+            for r in &raw {
+                let contact = self.contact(cb, ca, poses, r);
                 let duplicate = out[first..].iter().any(|c: &Contact| {
                     (c.point.local_a - contact.point.local_a).norm() < DUPLICATE_DISTANCE
                         && (c.point.local_b - contact.point.local_b).norm() < DUPLICATE_DISTANCE
@@ -265,49 +314,6 @@ impl CollisionWorld {
                     out.push(contact);
                     stats.contacts += 1;
                 }
-            };
-            let mut deepest = f64::INFINITY;
-            for manifold in &manifolds {
-                // Points and normals of a composite shape (mesh) are in its part's frame.
-                let part = |sub: Option<parry3d_f64::math::Pose>, whole: Isometry3<f64>| {
-                    sub.map_or(whole, |p| whole * convert::from_parry_pose(&p))
-                };
-                let subs = manifold.subshape_poses.as_deref();
-                for point in &manifold.points {
-                    deepest = deepest.min(point.dist);
-                    emit(RawPoint {
-                        pose_b: part(subs.and_then(|s| s.pos1), pose_b),
-                        pose_a: part(subs.and_then(|s| s.pos2), pose_a),
-                        p_b: from_parry_vector(&point.local_p1),
-                        p_a: from_parry_vector(&point.local_p2),
-                        n_b: from_parry_vector(&manifold.local_n1),
-                        n_a: from_parry_vector(&manifold.local_n2),
-                        dist: point.dist,
-                    });
-                }
-            }
-            // parry's box–box manifold can miss a separated edge–edge feature within the
-            // margin (returning no point, or only farther ones); its closest-points query
-            // does not: add that point when the manifold's deepest is not it.
-            if let Ok(Some(c)) = parry3d_f64::query::contact(
-                &parry3d_f64::math::Pose::IDENTITY,
-                cb.shape.as_ref(),
-                &pos12,
-                ca.shape.as_ref(),
-                margin,
-            ) && c.dist < deepest - CLOSEST_POINT_SLACK
-            {
-                let to_a = pose_b.inverse() * pose_a;
-                emit(RawPoint {
-                    pose_b,
-                    pose_a,
-                    p_b: from_parry_vector(&c.point1),
-                    p_a: (to_a.inverse() * nalgebra::Point3::from(from_parry_vector(&c.point2)))
-                        .coords,
-                    n_b: from_parry_vector(&c.normal1),
-                    n_a: to_a.rotation.inverse() * from_parry_vector(&c.normal2),
-                    dist: c.dist,
-                });
             }
         }
         stats

@@ -151,7 +151,8 @@ proptest! {
 
     /// On random pairs of primitives: every normal is unit length; every contact's gap,
     /// re-evaluated from its body-local points, is the gap parry reported; moving body
-    /// `a` along the normal opens the gap by exactly that distance; and the deepest
+    /// `a` along the normal opens the gap by exactly that distance; and (guarding the
+    /// pipeline's checks of parry's manifold against its closest points) the deepest
     /// contact's gap is parry's single-contact distance within 1e-5 m + 1e-4 × depth (the
     /// two parry algorithms differ by a few µm on curved pairs such as capsule–cylinder,
     /// and relatively on deep overlaps, which a stepped simulation never reaches).

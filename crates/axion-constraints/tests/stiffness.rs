@@ -5,7 +5,7 @@
 mod common;
 
 use axion_constraints::drive::{CoordinateKind, coordinate, coordinate_stiffness};
-use axion_constraints::joint::{Joint, JointFrames, JointGeometry, JointKind};
+use axion_constraints::joint::{Joint, JointFrames, JointGeometry};
 use axion_constraints::{RowJacobian, Stiffness};
 use axion_math::Pose;
 use common::*;
