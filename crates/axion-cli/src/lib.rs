@@ -1,0 +1,410 @@
+//! # axion-cli
+//!
+//! The library behind the `axion` command: the catalogue of built-in demos, the run
+//! loop with its summary, and the output files. `main.rs` only parses arguments.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use axion::scenes::{self, ChainOptions, ServoJoint};
+use axion::{BackendChoice, DriveDesc, Model, ModelError, SimError, Simulator, StepStats};
+
+/// What can go wrong in a command; printed as `error: …` with exit status 1.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The demo name is not in the catalogue.
+    #[error("unknown demo {name:?}; the demos are: {}", names().join(", "))]
+    UnknownDemo {
+        /// The name given.
+        name: String,
+    },
+    /// A time step or duration that is not a positive number.
+    #[error("{what} must be a positive number of seconds, got {value}")]
+    InvalidSeconds {
+        /// `--dt` or `--duration`.
+        what: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// The scene could not be built.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The simulation could not be created or stepped.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// An output file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A built-in demo: a canonical scene with its default step and duration.
+pub struct Demo {
+    /// Name on the command line.
+    pub name: &'static str,
+    /// One line for `axion demo --list`.
+    pub about: &'static str,
+    /// Default time step (s).
+    pub dt: f64,
+    /// Default duration (s).
+    pub duration: f64,
+    build: fn() -> Result<Model, ModelError>,
+}
+
+impl Demo {
+    /// The demo's model.
+    pub fn model(&self) -> Result<Model, ModelError> {
+        (self.build)()
+    }
+}
+
+/// The catalogue: the canonical scenes of SCENES.md under their row names, and the
+/// reference's double pendulum (the default).
+pub const DEMOS: &[Demo] = &[
+    Demo {
+        name: "double-pendulum",
+        about: "two 80 kg bars on hinges, released horizontal (the reference's example)",
+        dt: 0.01,
+        duration: 10.0,
+        build: scenes::double_pendulum,
+    },
+    Demo {
+        name: "drop",
+        about: "a 1 kg ball dropped from 2 m onto the ground (row 1)",
+        dt: 0.01,
+        duration: 3.0,
+        build: || scenes::drop(0.0),
+    },
+    Demo {
+        name: "pendulum",
+        about: "a point mass on a 1 m hinge, released horizontal (row 2)",
+        dt: 0.01,
+        duration: 10.0,
+        build: scenes::pendulum,
+    },
+    Demo {
+        name: "chain",
+        about: "20 capsule links hanging 45° off vertical (row 3)",
+        dt: 0.01,
+        duration: 10.0,
+        build: || scenes::chain(ChainOptions::default()),
+    },
+    Demo {
+        name: "stack",
+        about: "5 unit cubes stacked on the ground (row 4)",
+        dt: 0.01,
+        duration: 10.0,
+        build: || scenes::stack(5),
+    },
+    Demo {
+        name: "incline",
+        about: "a cube on a 35° slope with μ 0.5: it slides (row 5)",
+        dt: 0.01,
+        duration: 2.0,
+        build: || scenes::incline(35f64.to_radians(), 0.5),
+    },
+    Demo {
+        name: "servo",
+        about: "a 10 kg bar driven to 90° by an implicit PD servo (row 6)",
+        dt: 1.0 / 60.0,
+        duration: 100.0 / 60.0,
+        build: || {
+            let drive = DriveDesc::Position {
+                target: std::f64::consts::FRAC_PI_2,
+                target_velocity: 0.0,
+                ke: 1000.0,
+                kd: 100.0,
+            };
+            scenes::servo(ServoJoint::Revolute, drive)
+        },
+    },
+    Demo {
+        name: "cartpole",
+        about: "a 240 kg cart driven at 1 m/s with a hanging 20 kg pole (row 7)",
+        dt: 0.01,
+        duration: 10.0,
+        build: || scenes::cartpole(1.0),
+    },
+    Demo {
+        name: "mass-ratio",
+        about: "a 1000 kg box resting on a 1 kg box (row 8)",
+        dt: 0.01,
+        duration: 5.0,
+        build: scenes::mass_ratio,
+    },
+    Demo {
+        name: "pyramid",
+        about: "ten 10-box pyramids, 100 boxes (row 9)",
+        dt: 0.05,
+        duration: 10.0,
+        build: || scenes::pyramid(10),
+    },
+];
+
+/// The demo names, in catalogue order.
+pub fn names() -> Vec<&'static str> {
+    DEMOS.iter().map(|d| d.name).collect()
+}
+
+/// The demo called `name`.
+pub fn find(name: &str) -> Result<&'static Demo, CliError> {
+    DEMOS
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| CliError::UnknownDemo {
+            name: name.to_string(),
+        })
+}
+
+/// How to run a demo.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Time step (s); the demo's default if `None`.
+    pub dt: Option<f64>,
+    /// Simulated duration (s); the demo's default if `None`.
+    pub duration: Option<f64>,
+    /// Number of identical worlds.
+    pub worlds: usize,
+    /// Backend.
+    pub backend: BackendChoice,
+    /// Folder for `trajectory.csv`, `trajectory.jsonl` and `summary.json`.
+    pub out: Option<PathBuf>,
+    /// Show a progress bar when the run takes more than a second (on a terminal).
+    pub progress: bool,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Summary {
+    /// Demo name.
+    pub demo: String,
+    /// Backend and why it was chosen.
+    pub backend: String,
+    /// Time step (s).
+    pub dt: f64,
+    /// Steps taken.
+    pub steps: usize,
+    /// Worlds.
+    pub worlds: usize,
+    /// Simulated time (s).
+    pub simulated: f64,
+    /// Wall-clock time (s), outputs included.
+    pub wall: f64,
+    /// Simulated time per wall time.
+    pub real_time_factor: f64,
+    /// Mean Newton iterations per world-step.
+    pub mean_iterations: f64,
+    /// Largest Newton iteration count.
+    pub max_iterations: usize,
+    /// Share of world-steps that converged.
+    pub converged_share: f64,
+    /// Largest joint anchor error seen (m).
+    pub max_joint_error: f64,
+    /// Largest contact count of a world-step.
+    pub max_contacts: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{}: {} steps of {} s × {} world(s) = {:.3} s simulated",
+            self.demo, self.steps, self.dt, self.worlds, self.simulated
+        )?;
+        writeln!(f, "  backend            {}", self.backend)?;
+        writeln!(
+            f,
+            "  wall time          {:.3} s (real-time factor {:.1})",
+            self.wall, self.real_time_factor
+        )?;
+        writeln!(
+            f,
+            "  Newton iterations  {:.2} per step (max {})",
+            self.mean_iterations, self.max_iterations
+        )?;
+        writeln!(
+            f,
+            "  converged          {:.1} % of world-steps",
+            100.0 * self.converged_share
+        )?;
+        writeln!(f, "  max joint error    {:.2e} m", self.max_joint_error)?;
+        write!(f, "  max contacts       {}", self.max_contacts)
+    }
+}
+
+/// The CSV header of `trajectory.csv`: time, world, body name, the body's
+/// reference-frame pose (position, quaternion xyzw) and its world-frame velocity
+/// (COM linear, angular).
+pub const CSV_HEADER: &str = "t,world,body,x,y,z,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz";
+
+/// Output files of a run.
+struct Outputs {
+    csv: (PathBuf, BufWriter<File>),
+    jsonl: (PathBuf, BufWriter<File>),
+}
+
+fn create(path: PathBuf) -> Result<(PathBuf, BufWriter<File>), CliError> {
+    match File::create(&path) {
+        Ok(f) => Ok((path, BufWriter::new(f))),
+        Err(source) => Err(CliError::Io { path, source }),
+    }
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
+    move |source| CliError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A CSV field: quoted if it contains a comma, quote or newline.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+impl Outputs {
+    fn new(dir: &Path) -> Result<Self, CliError> {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let mut csv = create(dir.join("trajectory.csv"))?;
+        writeln!(csv.1, "{CSV_HEADER}").map_err(io(&csv.0))?;
+        Ok(Self {
+            csv,
+            jsonl: create(dir.join("trajectory.jsonl"))?,
+        })
+    }
+
+    /// One row per body and world at the simulator's current time.
+    /// `t` is given as k·dt: summing dt would print 1.500000000000001.
+    fn record(&mut self, sim: &Simulator, t: f64, stats: &[StepStats]) -> Result<(), CliError> {
+        let model = sim.model();
+        for w in 0..sim.state().worlds() {
+            for (b, body) in model.bodies().iter().enumerate() {
+                let id = axion::BodyId(b);
+                let pose = sim.state().body_pose(model, w, id);
+                let (p, q) = (pose.translation.vector, pose.rotation.coords);
+                let u = sim.state().velocity(w, id);
+                let values = [
+                    p.x, p.y, p.z, q.x, q.y, q.z, q.w, u[0], u[1], u[2], u[3], u[4], u[5],
+                ];
+                let row: Vec<String> = values.iter().map(|v| format!("{v}")).collect();
+                writeln!(
+                    self.csv.1,
+                    "{t},{w},{},{}",
+                    csv_field(&body.name),
+                    row.join(",")
+                )
+                .map_err(io(&self.csv.0))?;
+                let record = serde_json::json!({
+                    "t": t, "world": w, "body": body.name,
+                    "x": p.x, "y": p.y, "z": p.z, "qx": q.x, "qy": q.y, "qz": q.z, "qw": q.w,
+                    "vx": u[0], "vy": u[1], "vz": u[2], "wx": u[3], "wy": u[4], "wz": u[5],
+                    "stats": stats.get(w).map(stats_json),
+                });
+                writeln!(self.jsonl.1, "{record}").map_err(io(&self.jsonl.0))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), CliError> {
+        self.csv.1.flush().map_err(io(&self.csv.0))?;
+        self.jsonl.1.flush().map_err(io(&self.jsonl.0))
+    }
+}
+
+fn stats_json(s: &StepStats) -> serde_json::Value {
+    serde_json::json!({
+        "iterations": s.iterations, "converged": s.converged, "dynamics": s.dynamics,
+        "joints": s.joints, "drives": s.drives, "contacts": s.contacts, "friction": s.friction,
+        "contact_count": s.contact_count, "backtracks": s.backtracks, "failed_solves": s.failed_solves,
+    })
+}
+
+fn positive(what: &'static str, value: f64) -> Result<f64, CliError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(CliError::InvalidSeconds { what, value })
+    }
+}
+
+/// Runs a demo: builds the scene, steps it with a progress bar (after the first second
+/// of wall time, on a terminal), writes the outputs, and returns the summary.
+pub fn run_demo(demo: &Demo, options: &RunOptions) -> Result<Summary, CliError> {
+    let dt = positive("--dt", options.dt.unwrap_or(demo.dt))?;
+    let duration = positive("--duration", options.duration.unwrap_or(demo.duration))?;
+    let steps = (duration / dt).round().max(1.0) as usize;
+    let mut sim = Simulator::new(demo.model()?, options.worlds, dt, options.backend)?;
+    let mut outputs = options.out.as_deref().map(Outputs::new).transpose()?;
+    if let Some(out) = outputs.as_mut() {
+        out.record(&sim, 0.0, &[])?;
+    }
+    let start = Instant::now();
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(steps as u64),
+        indicatif::ProgressDrawTarget::hidden(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} steps, {elapsed} elapsed, {eta} left",
+        )
+        .expect("valid template"),
+    );
+    let (mut iterations, mut max_iterations, mut converged, mut max_error, mut max_contacts) =
+        (0usize, 0, 0usize, 0.0f64, 0);
+    for k in 0..steps {
+        let report = sim.step()?.clone();
+        for s in &report.worlds {
+            iterations += s.iterations;
+            max_iterations = max_iterations.max(s.iterations);
+            converged += usize::from(s.converged);
+            max_contacts = max_contacts.max(s.contact_count);
+        }
+        for w in 0..options.worlds {
+            max_error = max_error.max(sim.joint_errors(w).position);
+        }
+        if let Some(out) = outputs.as_mut() {
+            out.record(&sim, (k + 1) as f64 * dt, &report.worlds)?;
+        }
+        if options.progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        bar.set_position(k as u64 + 1);
+    }
+    bar.finish_and_clear();
+    let world_steps = (steps * options.worlds) as f64;
+    let wall = start.elapsed().as_secs_f64();
+    let summary = Summary {
+        demo: demo.name.to_string(),
+        backend: format!("{} ({})", sim.backend_name(), sim.backend_reason()),
+        dt,
+        steps,
+        worlds: options.worlds,
+        simulated: steps as f64 * dt,
+        wall,
+        real_time_factor: steps as f64 * dt / wall.max(1e-12),
+        mean_iterations: iterations as f64 / world_steps,
+        max_iterations,
+        converged_share: converged as f64 / world_steps,
+        max_joint_error: max_error,
+        max_contacts,
+    };
+    if let (Some(out), Some(dir)) = (outputs, options.out.as_deref()) {
+        out.finish()?;
+        let path = dir.join("summary.json");
+        let text = serde_json::to_string_pretty(&summary).expect("a summary serialises");
+        std::fs::write(&path, text + "\n").map_err(io(&path))?;
+    }
+    Ok(summary)
+}

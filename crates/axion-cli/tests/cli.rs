@@ -1,0 +1,126 @@
+//! The `axion` command: every demo runs, the outputs have the documented shape and
+//! content, bad input gets a clear error and a failing exit status.
+
+use std::process::Command;
+
+use axion::BackendChoice;
+use axion_cli::{CSV_HEADER, CliError, DEMOS, RunOptions, find, run_demo};
+
+fn options(duration: f64, out: Option<std::path::PathBuf>) -> RunOptions {
+    RunOptions {
+        dt: None,
+        duration: Some(duration),
+        worlds: 1,
+        backend: BackendChoice::Cpu,
+        out,
+        progress: false,
+    }
+}
+
+#[test]
+fn every_demo_runs_and_converges() {
+    for demo in DEMOS {
+        let summary =
+            run_demo(demo, &options(0.2, None)).unwrap_or_else(|e| panic!("{}: {e}", demo.name));
+        assert!(summary.steps >= 1, "{}", demo.name);
+        assert!(summary.converged_share > 0.99, "{}: {summary}", demo.name);
+        assert!(summary.max_joint_error < 1e-6, "{}: {summary}", demo.name);
+    }
+}
+
+#[test]
+fn outputs_have_the_documented_shape() {
+    let dir = std::env::temp_dir().join(format!("axion-cli-test-{}", std::process::id()));
+    let demo = find("drop").unwrap();
+    let summary = run_demo(
+        demo,
+        &RunOptions {
+            worlds: 2,
+            ..options(1.5, Some(dir.clone()))
+        },
+    )
+    .unwrap();
+    let bodies = demo.model().unwrap().bodies().len();
+
+    let csv = std::fs::read_to_string(dir.join("trajectory.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(CSV_HEADER));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // The initial state and every step, for every world and body.
+    assert_eq!(rows.len(), (summary.steps + 1) * 2 * bodies);
+    assert!(rows.iter().all(|r| r.len() == 16));
+    // The ball has landed (radius 0.5) and rests in both worlds, with unit quaternions.
+    for last in &rows[rows.len() - 2 * bodies..] {
+        let f = |i: usize| last[i].parse::<f64>().unwrap();
+        let q = (f(6) * f(6) + f(7) * f(7) + f(8) * f(8) + f(9) * f(9)).sqrt();
+        assert!((q - 1.0).abs() < 1e-12);
+        if last[2] == "ball" {
+            assert!(
+                (f(5) - 0.5).abs() < 1e-4 && f(12).abs() < 1e-3,
+                "ball row {last:?}"
+            );
+        }
+    }
+
+    let jsonl = std::fs::read_to_string(dir.join("trajectory.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), rows.len());
+    let last = records.last().unwrap();
+    assert_eq!(last["t"].as_f64().unwrap(), summary.simulated);
+    assert!(last["stats"]["converged"].as_bool().unwrap());
+    assert!(last["stats"]["contact_count"].as_u64().unwrap() >= 1);
+
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(saved["steps"].as_u64().unwrap() as usize, summary.steps);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let unknown = find("nope").err().expect("unknown demo");
+    assert!(
+        matches!(unknown, CliError::UnknownDemo { .. })
+            && unknown.to_string().contains("double-pendulum")
+    );
+    let demo = find("pendulum").unwrap();
+    let bad = run_demo(
+        demo,
+        &RunOptions {
+            dt: Some(-0.01),
+            ..options(1.0, None)
+        },
+    )
+    .expect_err("negative dt");
+    assert!(bad.to_string().contains("--dt"), "{bad}");
+    let bad = run_demo(
+        demo,
+        &RunOptions {
+            worlds: 0,
+            ..options(1.0, None)
+        },
+    )
+    .expect_err("zero worlds");
+    assert!(bad.to_string().contains("worlds"), "{bad}");
+
+    let axion = env!("CARGO_BIN_EXE_axion");
+    let out = Command::new(axion).args(["demo", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: unknown demo \"nope\""));
+    let out = Command::new(axion)
+        .args(["demo", "drop", "--duration", "-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--duration must be a positive number"));
+    let out = Command::new(axion)
+        .args(["demo", "drop", "--duration", "0.1", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("drop: 10 steps")
+    );
+}
