@@ -34,6 +34,9 @@ pub enum CliError {
     /// The simulation could not be created or stepped.
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// A scene file could not be read.
+    #[error(transparent)]
+    Scene(#[from] axion::SceneError),
     /// An output file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -339,13 +342,70 @@ fn positive(what: &'static str, value: f64) -> Result<f64, CliError> {
     }
 }
 
-/// Runs a demo: builds the scene, steps it with a progress bar (after the first second
-/// of wall time, on a terminal), writes the outputs, and returns the summary.
+/// Runs a demo with its default step and duration (unless `options` override them).
 pub fn run_demo(demo: &Demo, options: &RunOptions) -> Result<Summary, CliError> {
-    let dt = positive("--dt", options.dt.unwrap_or(demo.dt))?;
-    let duration = positive("--duration", options.duration.unwrap_or(demo.duration))?;
+    run_model(demo.name, demo.model()?, demo.dt, demo.duration, options)
+}
+
+/// Runs a scene file: its own settings unless `options` override them (the number of
+/// worlds from the command line wins when it is not 1).
+pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError> {
+    let scene = axion::load_scene(path)?;
+    let s = &scene.settings;
+    let mut options = options.clone();
+    if options.worlds == 1 {
+        options.worlds = s.worlds;
+    }
+    if s.integrator == "energy-momentum" && !matches!(options.backend, BackendChoice::CpuWith(_)) {
+        let settings = axion::SolverSettings {
+            integrator: axion::Integrator::EnergyMomentum,
+            ..Default::default()
+        };
+        options.backend = BackendChoice::CpuWith(settings);
+    }
+    let name = path
+        .file_stem()
+        .map_or("scene".into(), |n| n.to_string_lossy().into_owned());
+    run_model(&name, scene.model, s.dt, s.duration, &options)
+}
+
+/// Checks a scene file: builds its model and collision shapes without running it, and
+/// describes what it found.
+pub fn check_scene(path: &Path) -> Result<String, CliError> {
+    let scene = axion::load_scene(path)?;
+    let m = &scene.model;
+    Simulator::new(
+        m.clone(),
+        scene.settings.worlds,
+        scene.settings.dt,
+        BackendChoice::Auto,
+    )?;
+    Ok(format!(
+        "{}: ok — {} bodies, {} joints ({} rows), {} drives; dt {} s, duration {} s, {} world(s)",
+        path.display(),
+        m.bodies().len(),
+        m.joints().len(),
+        m.joint_row_count(),
+        m.drives().len(),
+        scene.settings.dt,
+        scene.settings.duration,
+        scene.settings.worlds
+    ))
+}
+
+/// Runs a model: steps it with a progress bar (after the first second of wall time, on
+/// a terminal), writes the outputs, and returns the summary.
+pub fn run_model(
+    name: &str,
+    model: Model,
+    dt: f64,
+    duration: f64,
+    options: &RunOptions,
+) -> Result<Summary, CliError> {
+    let dt = positive("--dt", options.dt.unwrap_or(dt))?;
+    let duration = positive("--duration", options.duration.unwrap_or(duration))?;
     let steps = (duration / dt).round().max(1.0) as usize;
-    let mut sim = Simulator::new(demo.model()?, options.worlds, dt, options.backend)?;
+    let mut sim = Simulator::new(model, options.worlds, dt, options.backend)?;
     let mut outputs = options.out.as_deref().map(Outputs::new).transpose()?;
     if let Some(out) = outputs.as_mut() {
         out.record(&sim, 0.0, &[])?;
@@ -386,7 +446,7 @@ pub fn run_demo(demo: &Demo, options: &RunOptions) -> Result<Summary, CliError> 
     let world_steps = (steps * options.worlds) as f64;
     let wall = start.elapsed().as_secs_f64();
     let summary = Summary {
-        demo: demo.name.to_string(),
+        demo: name.to_string(),
         backend: format!("{} ({})", sim.backend_name(), sim.backend_reason()),
         dt,
         steps,

@@ -1,17 +1,19 @@
-//! `axion`: run the built-in scenes of axion-rs and write what happened.
+//! `axion`: run built-in scenes and scene files of axion-rs and write what happened.
 //!
 //! ```text
 //! axion demo                      # the double pendulum, summary on stdout
 //! axion demo --list               # the demos
 //! axion demo stack --dt 0.05 --duration 10 --out results
+//! axion check scene.toml          # validate a scene file without running it
+//! axion run scene.toml --out results
 //! ```
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use axion::BackendChoice;
-use axion_cli::{DEMOS, RunOptions, find, run_demo};
-use clap::{Parser, Subcommand, ValueEnum};
+use axion_cli::{CliError, DEMOS, RunOptions, Summary, check_scene, find, run_demo, run_scene};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
 #[command(
@@ -33,25 +35,43 @@ enum Command {
         /// List the demos and exit.
         #[arg(long)]
         list: bool,
-        /// Time step in seconds (default: the demo's).
-        #[arg(long, allow_negative_numbers = true)]
-        dt: Option<f64>,
-        /// Simulated duration in seconds (default: the demo's).
-        #[arg(long, allow_negative_numbers = true)]
-        duration: Option<f64>,
-        /// Number of identical worlds.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(usize))]
-        worlds: usize,
-        /// Backend.
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
-        backend: Backend,
-        /// Write trajectory.csv, trajectory.jsonl and summary.json into this folder.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// No progress bar.
-        #[arg(long)]
-        quiet: bool,
+        #[command(flatten)]
+        run: RunArgs,
     },
+    /// Run a scene file (TOML, see docs/scenes.md).
+    Run {
+        /// The scene file.
+        scene: PathBuf,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Validate a scene file without running it.
+    Check {
+        /// The scene file.
+        scene: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Time step in seconds (default: the scene's).
+    #[arg(long, allow_negative_numbers = true)]
+    dt: Option<f64>,
+    /// Simulated duration in seconds (default: the scene's).
+    #[arg(long, allow_negative_numbers = true)]
+    duration: Option<f64>,
+    /// Number of identical worlds.
+    #[arg(long, default_value_t = 1)]
+    worlds: usize,
+    /// Backend.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    backend: Backend,
+    /// Write trajectory.csv, trajectory.jsonl and summary.json into this folder.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -62,9 +82,44 @@ enum Backend {
     Cpu,
 }
 
+impl RunArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            dt: self.dt,
+            duration: self.duration,
+            worlds: self.worlds,
+            backend: match self.backend {
+                Backend::Auto => BackendChoice::Auto,
+                Backend::Cpu => BackendChoice::Cpu,
+            },
+            out: self.out.clone(),
+            progress: !self.quiet,
+        }
+    }
+}
+
+fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode {
+    match result {
+        Ok(summary) => {
+            println!("{summary}");
+            if let Some(dir) = out {
+                println!(
+                    "  outputs            {}",
+                    dir.join("{trajectory.csv, trajectory.jsonl, summary.json}")
+                        .display()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
+    match Cli::parse().command {
         Command::Demo { list: true, .. } => {
             for d in DEMOS {
                 println!(
@@ -74,46 +129,21 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Demo {
-            name,
-            dt,
-            duration,
-            worlds,
-            backend,
-            out,
-            quiet,
-            ..
-        } => {
-            let options = RunOptions {
-                dt,
-                duration,
-                worlds,
-                backend: match backend {
-                    Backend::Auto => BackendChoice::Auto,
-                    Backend::Cpu => BackendChoice::Cpu,
-                },
-                out: out.clone(),
-                progress: !quiet,
-            };
+        Command::Demo { name, run, .. } => {
             let result = find(name.as_deref().unwrap_or("double-pendulum"))
-                .and_then(|d| run_demo(d, &options));
-            match result {
-                Ok(summary) => {
-                    println!("{summary}");
-                    if let Some(dir) = out {
-                        println!(
-                            "  outputs            {}",
-                            dir.join("{trajectory.csv, trajectory.jsonl, summary.json}")
-                                .display()
-                        );
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    ExitCode::FAILURE
-                }
-            }
+                .and_then(|d| run_demo(d, &run.options()));
+            report(result, run.out.as_ref())
         }
+        Command::Run { scene, run } => report(run_scene(&scene, &run.options()), run.out.as_ref()),
+        Command::Check { scene } => match check_scene(&scene) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }

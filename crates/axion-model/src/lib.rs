@@ -9,13 +9,15 @@
 //! * [`Control`]: drive targets and external wrenches per world;
 //! * [`Backend`]: the trait the CPU and GPU backends implement, with [`StepStats`].
 //!
-//! Energy and constraint-error measures for tests and reports are in [`measure`].
+//! Scene files (TOML) are read by [`scene`]; energy and constraint-error measures for
+//! tests and reports are in [`measure`].
 
 pub mod backend;
 pub mod desc;
 pub mod error;
 pub mod measure;
 pub mod model;
+pub mod scene;
 pub mod shape;
 pub mod state;
 
@@ -25,5 +27,6 @@ pub use desc::{
 };
 pub use error::{ModelError, StepError};
 pub use model::{Body, Model, ModelBuilder, ModelDrive, ModelJoint};
+pub use scene::{Scene, SceneError, SceneSettings, load_scene, parse_scene};
 pub use shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
 pub use state::{Control, State, WorldMut};

@@ -31,8 +31,9 @@ pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors};
 pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, DriveDesc, DriveId,
-    Geometry, JointDesc, JointId, JointType, Material, Model, ModelBuilder, ModelError, Shape,
-    ShapeDesc, State, StepError, StepReport, StepStats,
+    Geometry, JointDesc, JointId, JointType, Material, Model, ModelBuilder, ModelError, Scene,
+    SceneError, SceneSettings, Shape, ShapeDesc, State, StepError, StepReport, StepStats,
+    load_scene, parse_scene,
 };
 
 /// Everything a typical program needs.
