@@ -37,6 +37,9 @@ pub enum CliError {
     /// A scene file could not be read.
     #[error(transparent)]
     Scene(#[from] axion::SceneError),
+    /// A URDF robot could not be imported.
+    #[error(transparent)]
+    Urdf(#[from] axion::UrdfError),
     /// An output file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -58,14 +61,70 @@ pub struct Demo {
     pub dt: f64,
     /// Default duration (s).
     pub duration: f64,
-    build: fn() -> Result<Model, ModelError>,
+    build: fn() -> Result<Model, CliError>,
 }
 
 impl Demo {
     /// The demo's model.
-    pub fn model(&self) -> Result<Model, ModelError> {
+    pub fn model(&self) -> Result<Model, CliError> {
         (self.build)()
     }
+}
+
+/// The skid-steer robot of examples/robots (built into the command) on flat ground,
+/// turning left: wheel speeds 2, 6 and 4 rad/s (left, right, rear).
+fn skid_steer() -> Result<Model, CliError> {
+    let mut b = axion::ModelBuilder::new();
+    let ground = axion::ShapeDesc::from_geometry(axion::Geometry::HalfSpace {
+        normal: nalgebra::Vector3::z(),
+    })
+    .material(axion::Material {
+        friction: 0.7,
+        ..Default::default()
+    });
+    b.add_body(axion::BodyDesc::fixed("ground").shape(ground))?;
+    let drives = [
+        ("left_joint", 2.0),
+        ("right_joint", 6.0),
+        ("rear_joint", 4.0),
+    ]
+    .map(|(joint, target)| (joint.to_string(), DriveDesc::Velocity { target, ke: 150.0 }));
+    let options = axion::UrdfOptions {
+        base_pose: nalgebra::Isometry3::translation(0.0, 0.0, 0.361),
+        friction: 0.7,
+        drives: drives.into_iter().collect(),
+        ..Default::default()
+    };
+    axion::import_urdf(
+        include_str!("../../../examples/robots/skid_steer.urdf"),
+        &options,
+        &mut b,
+    )?;
+    Ok(b.build()?)
+}
+
+/// The cartpole of examples/robots (built into the command): the cart driven at 1 m/s.
+fn cartpole_urdf() -> Result<Model, CliError> {
+    let mut b = axion::ModelBuilder::new();
+    let options = axion::UrdfOptions {
+        fixed_base: true,
+        drives: [(
+            "slider".to_string(),
+            DriveDesc::Velocity {
+                target: 1.0,
+                ke: 1000.0,
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..Default::default()
+    };
+    axion::import_urdf(
+        include_str!("../../../examples/robots/cartpole.urdf"),
+        &options,
+        &mut b,
+    )?;
+    Ok(b.build()?)
 }
 
 /// The catalogue: the canonical scenes of SCENES.md under their row names, and the
@@ -76,42 +135,42 @@ pub const DEMOS: &[Demo] = &[
         about: "two 80 kg bars on hinges, released horizontal (the reference's example)",
         dt: 0.01,
         duration: 10.0,
-        build: scenes::double_pendulum,
+        build: || Ok(scenes::double_pendulum()?),
     },
     Demo {
         name: "drop",
         about: "a 1 kg ball dropped from 2 m onto the ground (row 1)",
         dt: 0.01,
         duration: 3.0,
-        build: || scenes::drop(0.0),
+        build: || Ok(scenes::drop(0.0)?),
     },
     Demo {
         name: "pendulum",
         about: "a point mass on a 1 m hinge, released horizontal (row 2)",
         dt: 0.01,
         duration: 10.0,
-        build: scenes::pendulum,
+        build: || Ok(scenes::pendulum()?),
     },
     Demo {
         name: "chain",
         about: "20 capsule links hanging 45° off vertical (row 3)",
         dt: 0.01,
         duration: 10.0,
-        build: || scenes::chain(ChainOptions::default()),
+        build: || Ok(scenes::chain(ChainOptions::default())?),
     },
     Demo {
         name: "stack",
         about: "5 unit cubes stacked on the ground (row 4)",
         dt: 0.01,
         duration: 10.0,
-        build: || scenes::stack(5),
+        build: || Ok(scenes::stack(5)?),
     },
     Demo {
         name: "incline",
         about: "a cube on a 35° slope with μ 0.5: it slides (row 5)",
         dt: 0.01,
         duration: 2.0,
-        build: || scenes::incline(35f64.to_radians(), 0.5),
+        build: || Ok(scenes::incline(35f64.to_radians(), 0.5)?),
     },
     Demo {
         name: "servo",
@@ -125,7 +184,7 @@ pub const DEMOS: &[Demo] = &[
                 ke: 1000.0,
                 kd: 100.0,
             };
-            scenes::servo(ServoJoint::Revolute, drive)
+            Ok(scenes::servo(ServoJoint::Revolute, drive)?)
         },
     },
     Demo {
@@ -133,21 +192,35 @@ pub const DEMOS: &[Demo] = &[
         about: "a 240 kg cart driven at 1 m/s with a hanging 20 kg pole (row 7)",
         dt: 0.01,
         duration: 10.0,
-        build: || scenes::cartpole(1.0),
+        build: || Ok(scenes::cartpole(1.0)?),
     },
     Demo {
         name: "mass-ratio",
         about: "a 1000 kg box resting on a 1 kg box (row 8)",
         dt: 0.01,
         duration: 5.0,
-        build: scenes::mass_ratio,
+        build: || Ok(scenes::mass_ratio()?),
+    },
+    Demo {
+        name: "skid-steer",
+        about: "a three-wheeled skid-steer robot (URDF) turning left",
+        dt: 0.01,
+        duration: 3.0,
+        build: skid_steer,
+    },
+    Demo {
+        name: "cartpole-urdf",
+        about: "the cartpole imported from URDF, its cart driven at 1 m/s",
+        dt: 0.01,
+        duration: 10.0,
+        build: cartpole_urdf,
     },
     Demo {
         name: "pyramid",
         about: "ten 10-box pyramids, 100 boxes (row 9)",
         dt: 0.05,
         duration: 10.0,
-        build: || scenes::pyramid(10),
+        build: || Ok(scenes::pyramid(10)?),
     },
 ];
 

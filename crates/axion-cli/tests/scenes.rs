@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use axion::{BackendChoice, parse_scene};
+use axion::{BackendChoice, parse_scene, parse_scene_in};
 use axion_cli::{RunOptions, check_scene, run_scene};
 use proptest::prelude::*;
 
@@ -140,7 +140,7 @@ proptest! {
     /// accepted or refused with an error, and whatever is accepted can be stepped:
     /// never a panic.
     #[test]
-    fn mutated_scene_files_never_panic(file in 0usize..2, at in any::<prop::sample::Index>(), with in prop::char::range(' ', '~'), how in 0u8..3) {
+    fn mutated_scene_files_never_panic(file in 0usize..3, at in any::<prop::sample::Index>(), with in prop::char::range(' ', '~'), how in 0u8..3) {
         let text = std::fs::read_to_string(&example_files()[file]).unwrap();
         let mutated = match how {
             0 => {
@@ -156,7 +156,7 @@ proptest! {
             }
             _ => text.chars().take(at.index(text.len())).collect(),
         };
-        if let Ok(scene) = parse_scene(&mutated)
+        if let Ok(scene) = parse_scene_in(&mutated, &root().join("examples/scenes"))
             && let Ok(mut sim) = axion::Simulator::new(scene.model, 1, 0.01, BackendChoice::Cpu)
         {
             let _ = sim.step();

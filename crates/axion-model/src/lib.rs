@@ -20,6 +20,7 @@ pub mod model;
 pub mod scene;
 pub mod shape;
 pub mod state;
+pub mod urdf;
 
 pub use backend::{Backend, StepReport, StepStats};
 pub use desc::{
@@ -27,6 +28,7 @@ pub use desc::{
 };
 pub use error::{ModelError, StepError};
 pub use model::{Body, Model, ModelBuilder, ModelDrive, ModelJoint};
-pub use scene::{Scene, SceneError, SceneSettings, load_scene, parse_scene};
+pub use scene::{Scene, SceneError, SceneSettings, load_scene, parse_scene, parse_scene_in};
 pub use shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
 pub use state::{Control, State, WorldMut};
+pub use urdf::{ImportedRobot, UrdfError, UrdfOptions, import_urdf};

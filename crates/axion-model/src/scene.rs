@@ -30,6 +30,7 @@ use crate::desc::{BodyDesc, DriveDesc, JointDesc, JointType};
 use crate::error::ModelError;
 use crate::model::{Model, ModelBuilder};
 use crate::shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
+use crate::urdf::{UrdfOptions, import_urdf};
 
 /// Why a scene file could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +90,41 @@ struct SceneFile {
     bodies: Vec<Spanned<BodyFile>>,
     #[serde(default)]
     joints: Vec<Spanned<JointFile>>,
+    #[serde(default)]
+    robots: Vec<Spanned<RobotFile>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RobotFile {
+    /// Path of the URDF file, relative to the scene file.
+    urdf: String,
+    #[serde(default)]
+    position: [f64; 3],
+    #[serde(default)]
+    rotation: [f64; 3],
+    #[serde(default)]
+    fixed_base: bool,
+    /// Prefix of the robot's body and joint names in the scene.
+    #[serde(default)]
+    prefix: String,
+    #[serde(default = "default_friction")]
+    friction: f64,
+    #[serde(default)]
+    drives: Vec<RobotDriveFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RobotDriveFile {
+    joint: String,
+    mode: DriveMode,
+    target: f64,
+    #[serde(default)]
+    target_velocity: f64,
+    ke: f64,
+    #[serde(default)]
+    kd: f64,
 }
 
 #[derive(Deserialize)]
@@ -364,8 +400,25 @@ impl ShapeFile {
     }
 }
 
-/// Parses a scene from TOML text.
+/// Parses a scene from TOML text; robot files are looked up from the current folder.
 pub fn parse_scene(text: &str) -> Result<Scene, SceneError> {
+    parse_scene_in(text, std::path::Path::new("."))
+}
+
+fn drive_desc(mode: DriveMode, target: f64, target_velocity: f64, ke: f64, kd: f64) -> DriveDesc {
+    match mode {
+        DriveMode::Position => DriveDesc::Position {
+            target,
+            target_velocity,
+            ke,
+            kd,
+        },
+        DriveMode::Velocity => DriveDesc::Velocity { target, ke },
+    }
+}
+
+/// Parses a scene from TOML text; robot files are looked up relative to `folder`.
+pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, SceneError> {
     let file: SceneFile = toml::from_str(text).map_err(|e| SceneError::Syntax(e.to_string()))?;
     let invalid = |span: std::ops::Range<usize>, message: String| SceneError::Invalid {
         line: line_of(text, span.start),
@@ -423,6 +476,42 @@ pub fn parse_scene(text: &str) -> Result<Scene, SceneError> {
         let id = b.add_body(desc).map_err(|e| model_error(span, e))?;
         ids.insert(body.name.clone(), id);
     }
+    for entry in &file.robots {
+        let span = entry.span();
+        let robot = entry.get_ref();
+        let path = folder.join(&robot.urdf);
+        let urdf = std::fs::read_to_string(&path).map_err(|e| {
+            invalid(
+                span.clone(),
+                format!(
+                    "robot {:?}: cannot read {}: {e}",
+                    robot.urdf,
+                    path.display()
+                ),
+            )
+        })?;
+        let options = UrdfOptions {
+            base_pose: pose(robot.position, robot.rotation),
+            fixed_base: robot.fixed_base,
+            prefix: robot.prefix.clone(),
+            friction: robot.friction,
+            drives: robot
+                .drives
+                .iter()
+                .map(|d| {
+                    (
+                        d.joint.clone(),
+                        drive_desc(d.mode, d.target, d.target_velocity, d.ke, d.kd),
+                    )
+                })
+                .collect(),
+        };
+        let imported = import_urdf(&urdf, &options, &mut b)
+            .map_err(|e| invalid(span.clone(), format!("robot {:?}: {e}", robot.urdf)))?;
+        for (link, id) in imported.links {
+            ids.insert(format!("{}{link}", robot.prefix), id);
+        }
+    }
     for entry in &file.joints {
         let span = entry.span();
         let joint = entry.get_ref();
@@ -462,18 +551,7 @@ pub fn parse_scene(text: &str) -> Result<Scene, SceneError> {
             )
             .compliance(joint.compliance);
         if let Some(d) = &joint.drive {
-            desc = desc.drive(match d.mode {
-                DriveMode::Position => DriveDesc::Position {
-                    target: d.target,
-                    target_velocity: d.target_velocity,
-                    ke: d.ke,
-                    kd: d.kd,
-                },
-                DriveMode::Velocity => DriveDesc::Velocity {
-                    target: d.target,
-                    ke: d.ke,
-                },
-            });
+            desc = desc.drive(drive_desc(d.mode, d.target, d.target_velocity, d.ke, d.kd));
         }
         b.add_joint(desc).map_err(|e| model_error(span, e))?;
     }
@@ -521,11 +599,11 @@ fn kind_name(k: JointTypeName) -> &'static str {
     }
 }
 
-/// Reads and parses a scene file.
+/// Reads and parses a scene file (robot files relative to its folder).
 pub fn load_scene(path: &std::path::Path) -> Result<Scene, SceneError> {
     let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_scene(&text)
+    parse_scene_in(&text, path.parent().unwrap_or(std::path::Path::new(".")))
 }

@@ -33,7 +33,7 @@ pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, DriveDesc, DriveId,
     Geometry, JointDesc, JointId, JointType, Material, Model, ModelBuilder, ModelError, Scene,
     SceneError, SceneSettings, Shape, ShapeDesc, State, StepError, StepReport, StepStats,
-    load_scene, parse_scene,
+    UrdfError, UrdfOptions, import_urdf, load_scene, parse_scene, parse_scene_in,
 };
 
 /// Everything a typical program needs.
