@@ -451,7 +451,7 @@ impl<'a> WorldSolver<'a> {
             let lin = projection::rows(&eval, &cc.tangents);
             let stick = matches!(eval.state, SlipState::Stick);
             for i in 0..2 {
-                let residual = lin.residual[i] / eval.rho;
+                let residual = eval.residual_velocity()[i];
                 friction_norm = friction_norm.max(residual.abs());
                 let regularization = if stick { STICK_REGULARIZATION } else { 0.0 };
                 rows.push(RowEval {
