@@ -8,6 +8,13 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+mod glb;
+mod plots;
+
+pub use glb::{Keyframes, glb_bytes, write_glb};
+pub use plots::{PLOT_SIZE, Series, write_plots};
+
+use axion::collision::CollisionWorld;
 use axion::scenes::{self, ChainOptions, ServoJoint};
 use axion::{BackendChoice, DriveDesc, Model, ModelError, SimError, Simulator, StepStats};
 
@@ -40,6 +47,17 @@ pub enum CliError {
     /// A URDF robot could not be imported.
     #[error(transparent)]
     Urdf(#[from] axion::UrdfError),
+    /// A scheduled drive target was refused.
+    #[error("drive schedule: {0}")]
+    Schedule(#[source] axion::constraints::ConstraintError),
+    /// A picture (plot or animation) could not be drawn.
+    #[error("cannot draw {what}: {reason}")]
+    Picture {
+        /// The file or shape.
+        what: String,
+        /// Why.
+        reason: String,
+    },
     /// An output file could not be written.
     #[error("cannot write {path}: {source}")]
     Io {
@@ -250,7 +268,8 @@ pub struct RunOptions {
     pub worlds: usize,
     /// Backend.
     pub backend: BackendChoice,
-    /// Folder for `trajectory.csv`, `trajectory.jsonl` and `summary.json`.
+    /// Folder for `trajectory.csv`, `trajectory.jsonl`, `summary.json`, `animation.glb`
+    /// and `plots.png`.
     pub out: Option<PathBuf>,
     /// Show a progress bar when the run takes more than a second (on a terminal).
     pub progress: bool,
@@ -322,9 +341,20 @@ pub const CSV_HEADER: &str = "t,world,body,x,y,z,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz";
 
 /// Output files of a run.
 struct Outputs {
+    dir: PathBuf,
     csv: (PathBuf, BufWriter<File>),
     jsonl: (PathBuf, BufWriter<File>),
+    /// Shapes of the model, to measure penetration for the plots.
+    collision: CollisionWorld,
+    contacts: Vec<axion::collision::Contact>,
+    series: Series,
+    keys: Keyframes,
+    /// Animation keys are taken every `key_stride` recorded steps (and at the end).
+    key_stride: usize,
 }
+
+/// Animation keys are at most this many per simulated second.
+const KEYS_PER_SECOND: f64 = 100.0;
 
 fn create(path: PathBuf) -> Result<(PathBuf, BufWriter<File>), CliError> {
     match File::create(&path) {
@@ -333,7 +363,7 @@ fn create(path: PathBuf) -> Result<(PathBuf, BufWriter<File>), CliError> {
     }
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
+pub(crate) fn io(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
     move |source| CliError::Io {
         path: path.to_path_buf(),
         source,
@@ -350,20 +380,41 @@ fn csv_field(s: &str) -> String {
 }
 
 impl Outputs {
-    fn new(dir: &Path) -> Result<Self, CliError> {
+    fn new(dir: &Path, model: &Model, dt: f64) -> Result<Self, CliError> {
+        let collision = CollisionWorld::new(model).map_err(SimError::from)?;
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let mut csv = create(dir.join("trajectory.csv"))?;
         writeln!(csv.1, "{CSV_HEADER}").map_err(io(&csv.0))?;
         Ok(Self {
+            dir: dir.to_path_buf(),
             csv,
             jsonl: create(dir.join("trajectory.jsonl"))?,
+            collision,
+            contacts: Vec::new(),
+            series: Series::default(),
+            keys: Keyframes::default(),
+            key_stride: ((1.0 / KEYS_PER_SECOND) / dt).floor().max(1.0) as usize,
         })
     }
 
     /// One row per body and world at the simulator's current time.
     /// `t` is given as k·dt: summing dt would print 1.500000000000001.
-    fn record(&mut self, sim: &Simulator, t: f64, stats: &[StepStats]) -> Result<(), CliError> {
+    /// `k` counts recorded steps (0: the initial state); `last` marks the final one.
+    fn record(
+        &mut self,
+        sim: &Simulator,
+        (k, last): (usize, bool),
+        t: f64,
+        stats: &[StepStats],
+    ) -> Result<(), CliError> {
         let model = sim.model();
+        self.sample(sim, t, stats);
+        if k.is_multiple_of(self.key_stride) || last {
+            let poses = (0..model.bodies().len())
+                .map(|b| sim.state().body_pose(model, 0, axion::BodyId(b)))
+                .collect();
+            self.keys.push(t, poses);
+        }
         for w in 0..sim.state().worlds() {
             for (b, body) in model.bodies().iter().enumerate() {
                 let id = axion::BodyId(b);
@@ -393,9 +444,28 @@ impl Outputs {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<(), CliError> {
+    /// The plotted quantities of world 0 at time `t`.
+    fn sample(&mut self, sim: &Simulator, t: f64, stats: &[StepStats]) {
+        let energy = sim.energy(0);
+        self.collision
+            .detect(sim.state().world_poses(0), 0.0, &mut self.contacts);
+        let s = &mut self.series;
+        s.t.push(t);
+        s.kinetic.push(energy.kinetic);
+        s.potential.push(energy.potential);
+        s.joint_error.push(sim.joint_errors(0).position);
+        s.penetration
+            .push(self.contacts.iter().map(|c| -c.gap).fold(0.0, f64::max));
+        s.iterations
+            .push(stats.iter().map(|s| s.iterations).max().unwrap_or(0) as f64);
+    }
+
+    /// Flushes the trajectories and draws `animation.glb` and `plots.png`.
+    fn finish(mut self, model: &Model, title: &str) -> Result<(), CliError> {
         self.csv.1.flush().map_err(io(&self.csv.0))?;
-        self.jsonl.1.flush().map_err(io(&self.jsonl.0))
+        self.jsonl.1.flush().map_err(io(&self.jsonl.0))?;
+        write_glb(model, &self.keys, &self.dir.join("animation.glb"))?;
+        write_plots(&self.series, title, &self.dir.join("plots.png"))
     }
 }
 
@@ -417,11 +487,19 @@ fn positive(what: &'static str, value: f64) -> Result<f64, CliError> {
 
 /// Runs a demo with its default step and duration (unless `options` override them).
 pub fn run_demo(demo: &Demo, options: &RunOptions) -> Result<Summary, CliError> {
-    run_model(demo.name, demo.model()?, demo.dt, demo.duration, options)
+    run_model(
+        demo.name,
+        demo.model()?,
+        demo.dt,
+        demo.duration,
+        &[],
+        options,
+    )
 }
 
 /// Runs a scene file: its own settings unless `options` override them (the number of
-/// worlds from the command line wins when it is not 1).
+/// worlds from the command line wins when it is not 1), its solver settings, and its
+/// drive schedules.
 pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError> {
     let scene = axion::load_scene(path)?;
     let s = &scene.settings;
@@ -429,17 +507,38 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
     if options.worlds == 1 {
         options.worlds = s.worlds;
     }
-    if s.integrator == "energy-momentum" && !matches!(options.backend, BackendChoice::CpuWith(_)) {
-        let settings = axion::SolverSettings {
-            integrator: axion::Integrator::EnergyMomentum,
-            ..Default::default()
-        };
-        options.backend = BackendChoice::CpuWith(settings);
+    if !matches!(options.backend, BackendChoice::CpuWith(_))
+        && (s.integrator == "energy-momentum" || s.solver != axion::SolverOverrides::default())
+    {
+        options.backend = BackendChoice::CpuWith(solver_settings(s));
     }
     let name = path
         .file_stem()
         .map_or("scene".into(), |n| n.to_string_lossy().into_owned());
-    run_model(&name, scene.model, s.dt, s.duration, &options)
+    run_model(
+        &name,
+        scene.model,
+        s.dt,
+        s.duration,
+        &scene.schedules,
+        &options,
+    )
+}
+
+/// The CPU solver settings a scene asks for: its integrator and its
+/// `[simulation.solver]` values over the defaults.
+pub fn solver_settings(s: &axion::SceneSettings) -> axion::SolverSettings {
+    let mut settings = axion::SolverSettings::default();
+    if s.integrator == "energy-momentum" {
+        settings.integrator = axion::Integrator::EnergyMomentum;
+    }
+    let o = &s.solver;
+    settings.max_iterations = o.max_iterations.unwrap_or(settings.max_iterations);
+    settings.velocity_tolerance = o.velocity_tolerance.unwrap_or(settings.velocity_tolerance);
+    settings.position_tolerance = o.position_tolerance.unwrap_or(settings.position_tolerance);
+    settings.contact_tolerance = o.contact_tolerance.unwrap_or(settings.contact_tolerance);
+    settings.contact_margin = o.contact_margin.unwrap_or(settings.contact_margin);
+    settings
 }
 
 /// Checks a scene file: builds its model and collision shapes without running it, and
@@ -467,21 +566,27 @@ pub fn check_scene(path: &Path) -> Result<String, CliError> {
 }
 
 /// Runs a model: steps it with a progress bar (after the first second of wall time, on
-/// a terminal), writes the outputs, and returns the summary.
+/// a terminal), sets the scheduled drive targets before each step (their values at the
+/// step's end time, where the implicit step evaluates the drive law), writes the
+/// outputs, and returns the summary.
 pub fn run_model(
     name: &str,
     model: Model,
     dt: f64,
     duration: f64,
+    schedules: &[axion::DriveSchedule],
     options: &RunOptions,
 ) -> Result<Summary, CliError> {
     let dt = positive("--dt", options.dt.unwrap_or(dt))?;
     let duration = positive("--duration", options.duration.unwrap_or(duration))?;
     let steps = (duration / dt).round().max(1.0) as usize;
     let mut sim = Simulator::new(model, options.worlds, dt, options.backend)?;
-    let mut outputs = options.out.as_deref().map(Outputs::new).transpose()?;
+    let mut outputs = match options.out.as_deref() {
+        Some(dir) => Some(Outputs::new(dir, sim.model(), dt)?),
+        None => None,
+    };
     if let Some(out) = outputs.as_mut() {
-        out.record(&sim, 0.0, &[])?;
+        out.record(&sim, (0, false), 0.0, &[])?;
     }
     let start = Instant::now();
     let bar = indicatif::ProgressBar::with_draw_target(
@@ -497,6 +602,14 @@ pub fn run_model(
     let (mut iterations, mut max_iterations, mut converged, mut max_error, mut max_contacts) =
         (0usize, 0, 0usize, 0.0f64, 0);
     for k in 0..steps {
+        let t_end = (k + 1) as f64 * dt;
+        for schedule in schedules {
+            for w in 0..options.worlds {
+                schedule
+                    .apply(sim.control_mut(), w, t_end)
+                    .map_err(CliError::Schedule)?;
+            }
+        }
         let report = sim.step()?.clone();
         for s in &report.worlds {
             iterations += s.iterations;
@@ -508,7 +621,12 @@ pub fn run_model(
             max_error = max_error.max(sim.joint_errors(w).position);
         }
         if let Some(out) = outputs.as_mut() {
-            out.record(&sim, (k + 1) as f64 * dt, &report.worlds)?;
+            out.record(
+                &sim,
+                (k + 1, k + 1 == steps),
+                (k + 1) as f64 * dt,
+                &report.worlds,
+            )?;
         }
         if options.progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -534,7 +652,8 @@ pub fn run_model(
         max_contacts,
     };
     if let (Some(out), Some(dir)) = (outputs, options.out.as_deref()) {
-        out.finish()?;
+        let title = format!("{name}: {steps} steps of {dt} s");
+        out.finish(sim.model(), &title)?;
         let path = dir.join("summary.json");
         let text = serde_json::to_string_pretty(&summary).expect("a summary serialises");
         std::fs::write(&path, text + "\n").map_err(io(&path))?;

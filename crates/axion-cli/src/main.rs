@@ -38,14 +38,14 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Run a scene file (TOML, see docs/scenes.md).
+    /// Run a scene file (TOML, or JSON with a .json extension; see docs/scenes.md).
     Run {
         /// The scene file.
         scene: PathBuf,
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Validate a scene file without running it.
+    /// Validate a scene file (TOML or JSON) without running it.
     Check {
         /// The scene file.
         scene: PathBuf,
@@ -66,7 +66,8 @@ struct RunArgs {
     /// Backend.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
-    /// Write trajectory.csv, trajectory.jsonl and summary.json into this folder.
+    /// Write trajectory.csv, trajectory.jsonl, summary.json, animation.glb (glTF, opens in
+    /// Blender or any glTF viewer) and plots.png into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
     /// No progress bar.
@@ -105,8 +106,10 @@ fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode 
             if let Some(dir) = out {
                 println!(
                     "  outputs            {}",
-                    dir.join("{trajectory.csv, trajectory.jsonl, summary.json}")
-                        .display()
+                    dir.join(
+                        "{trajectory.csv, trajectory.jsonl, summary.json, animation.glb, plots.png}"
+                    )
+                    .display()
                 );
             }
             ExitCode::SUCCESS

@@ -3,31 +3,40 @@
 
 use std::path::{Path, PathBuf};
 
-use axion::{BackendChoice, parse_scene, parse_scene_in};
-use axion_cli::{RunOptions, check_scene, run_scene};
+use axion::{BackendChoice, SceneFormat, parse_scene, parse_scene_as, parse_scene_in};
+use axion_cli::{RunOptions, check_scene, run_scene, solver_settings};
 use proptest::prelude::*;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The ```toml blocks of docs/scenes.md.
-fn documented_scenes() -> Vec<String> {
+/// The ```toml (or ```json) blocks of docs/scenes.md.
+fn documented(language: &str) -> Vec<String> {
     let doc = std::fs::read_to_string(root().join("docs/scenes.md")).unwrap();
-    doc.split("```toml\n")
+    doc.split(&format!("```{language}\n"))
         .skip(1)
         .map(|b| b.split("```").next().unwrap().to_string())
         .collect()
 }
 
-fn example_files() -> Vec<PathBuf> {
+fn documented_scenes() -> Vec<String> {
+    documented("toml")
+}
+
+/// The example scene files with the given extension.
+fn examples_with(extension: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("examples/scenes"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| p.extension().is_some_and(|x| x == extension))
         .collect();
     files.sort();
     files
+}
+
+fn example_files() -> Vec<PathBuf> {
+    examples_with("toml")
 }
 
 fn quick() -> RunOptions {
@@ -48,9 +57,17 @@ fn every_documented_and_example_scene_runs() {
     let dir = std::env::temp_dir().join(format!("axion-doc-scenes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut files = example_files();
-    assert!(files.len() >= 2);
+    files.extend(examples_with("json"));
+    assert!(files.len() >= 4);
     for (i, text) in docs.iter().enumerate() {
         let path = dir.join(format!("doc{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        files.push(path);
+    }
+    let json = documented("json");
+    assert!(!json.is_empty());
+    for (i, text) in json.iter().enumerate() {
+        let path = dir.join(format!("doc{i}.json"));
         std::fs::write(&path, text).unwrap();
         files.push(path);
     }
@@ -83,6 +100,152 @@ fn documented_servo_reaches_its_target() {
         (angle - std::f64::consts::FRAC_PI_2).abs() < 0.01,
         "angle {angle}"
     );
+}
+
+/// A TOML example and its JSON translation describe the same model and settings.
+#[test]
+fn json_and_toml_spell_the_same_scene() {
+    let folder = root().join("examples/scenes");
+    for file in example_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let value: toml::Value = toml::from_str(&text).unwrap();
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let a = parse_scene_in(&text, &folder).unwrap();
+        let b = parse_scene_as(&json, SceneFormat::Json, &folder)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        assert_eq!(a.model, b.model, "{}", file.display());
+        assert_eq!(a.settings, b.settings, "{}", file.display());
+        assert_eq!(a.schedules, b.schedules, "{}", file.display());
+    }
+    assert_eq!(SceneFormat::of(Path::new("a/b.JSON")), SceneFormat::Json);
+    assert_eq!(SceneFormat::of(Path::new("a/b.toml")), SceneFormat::Toml);
+}
+
+/// The scheduled servo of `swing.json` follows its piecewise-linear targets. With the
+/// feed-forward velocity equal to the ramp's slope, the error $e = \theta - r$ obeys
+/// $I \ddot e + k_d \dot e + k_e e = 0$ between the corners; at a corner the target
+/// velocity jumps by $\Delta v$ and the error peaks at
+/// $\frac{\Delta v}{\omega_d} e^{-\zeta\omega_n t^*} \sin(\omega_d t^*)$ with
+/// $\tan(\omega_d t^*) = \omega_d / (\zeta\omega_n)$, then decays.
+#[test]
+fn scheduled_servo_follows_its_targets() {
+    let scene = axion::load_scene(&root().join("examples/scenes/swing.json")).unwrap();
+    assert_eq!(scene.schedules.len(), 1);
+    let schedule = &scene.schedules[0];
+    let dt = scene.settings.dt;
+    // The bar about its end: 0.867 + 10 · 0.5² kg m²; ke = 1000, kd = 100.
+    let (inertia, ke, kd) = (0.867 + 10.0 * 0.25, 1000.0, 100.0);
+    // The largest jump of target velocity: the first ramp's slope.
+    let [(t0, y0), (t1, y1), ..] = schedule.points[..] else {
+        panic!("two points at least")
+    };
+    let dv = (y1 - y0) / (t1 - t0);
+    let wn = f64::sqrt(ke / inertia);
+    let zeta = kd / (2.0 * f64::sqrt(ke * inertia));
+    let wd = wn * (1.0 - zeta * zeta).sqrt();
+    let t_peak = (wd / (zeta * wn)).atan() / wd;
+    let peak = dv / wd * (-zeta * wn * t_peak).exp() * (wd * t_peak).sin();
+    let mut sim = axion::Simulator::new(scene.model, 1, dt, BackendChoice::Cpu).unwrap();
+    let mut worst: f64 = 0.0;
+    for k in 0..(scene.settings.duration / dt).round() as usize {
+        let t = (k + 1) as f64 * dt;
+        schedule.apply(sim.control_mut(), 0, t).unwrap();
+        sim.step().unwrap();
+        let angle = sim
+            .state()
+            .com_pose(0, axion::BodyId(0))
+            .rotation
+            .euler_angles()
+            .2;
+        let error = (angle - schedule.at(t).0).abs();
+        worst = worst.max(error);
+        // Half a second after a corner the transient has decayed by e^{-ζ ωn 0.5}.
+        if [0.5, 1.5, 2.5, 3.5, 4.0]
+            .iter()
+            .any(|c| (t - c).abs() < 1e-9)
+        {
+            assert!(error < 1e-3, "t = {t}: error {error} rad");
+        }
+    }
+    assert!(
+        worst <= peak,
+        "worst tracking error {worst} rad > analytic peak {peak}"
+    );
+    let end = sim
+        .state()
+        .com_pose(0, axion::BodyId(0))
+        .rotation
+        .euler_angles()
+        .2;
+    assert!(end.abs() < 1e-4, "final angle {end}");
+}
+
+/// `[simulation.solver]` reaches the solver: one iteration at most per step.
+#[test]
+fn solver_settings_from_the_file_are_used() {
+    let text = std::fs::read_to_string(root().join("examples/scenes/pendulum.toml"))
+        .unwrap()
+        .replace("duration = 5.0", "duration = 0.2")
+        + "\n[simulation.solver]\nmax_iterations = 1\ncontact_margin = 0.05\n";
+    let dir = std::env::temp_dir().join(format!("axion-solver-scene-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("one_iteration.toml");
+    std::fs::write(&path, &text).unwrap();
+    let scene = axion::load_scene(&path).unwrap();
+    let settings = solver_settings(&scene.settings);
+    assert_eq!(settings.max_iterations, 1);
+    assert_eq!(settings.contact_margin, 0.05);
+    let summary = run_scene(
+        &path,
+        &RunOptions {
+            duration: None,
+            ..quick()
+        },
+    )
+    .unwrap();
+    assert_eq!(summary.max_iterations, 1);
+    assert!(summary.converged_share < 1.0, "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let bad =
+        "[simulation.solver]\nmax_iterations = 0\n[[bodies]]\nname = \"a\"\nkind = \"static\"\n";
+    assert!(
+        parse_scene(bad)
+            .unwrap_err()
+            .to_string()
+            .contains("max_iterations")
+    );
+}
+
+#[test]
+fn json_errors_point_at_the_line() {
+    let cases = [
+        (
+            "{\n  \"bodies\": [\n    { \"name\": \"a\", \"mas\": 1 }\n  ]\n}",
+            "line 3",
+        ),
+        (
+            "{\n  \"bodies\": [\n    { \"name\": \"a\",\n      \"position\": [0, 0, \"x\"] }\n  ]\n}",
+            "line 4",
+        ),
+        (
+            "{\n  \"bodies\": [{ \"name\": \"a\", \"shapes\": [{ \"type\": \"sphere\", \"radius\": 0.1 }] }],\n  \"joints\": [\n    { \"name\": \"j\", \"type\": \"ball\", \"child\": \"b\" }\n  ]\n}",
+            "line 4: joint \"j\": unknown body \"b\"",
+        ),
+        ("{ \"bodies\": [ }", "line 1"),
+        (
+            "{\"bodies\": [{\"name\": \"a\", \"kind\": \"static\"}], \"joints\": [{\"name\": \"s\", \"type\": \"revolute\", \"child\": \"a\", \"axis\": [0, 0, 1], \"drive\": {\"mode\": \"position\", \"ke\": 1, \"targets\": [[1, 0], [0, 1]]}}]}",
+            "times must increase",
+        ),
+    ];
+    for (text, expect) in cases {
+        let err = parse_scene_as(text, SceneFormat::Json, Path::new("."))
+            .err()
+            .unwrap_or_else(|| panic!("accepted:\n{text}"));
+        assert!(
+            err.to_string().contains(expect),
+            "{err}\n(expected {expect:?})"
+        );
+    }
 }
 
 #[test]
@@ -140,8 +303,10 @@ proptest! {
     /// accepted or refused with an error, and whatever is accepted can be stepped:
     /// never a panic.
     #[test]
-    fn mutated_scene_files_never_panic(file in 0usize..3, at in any::<prop::sample::Index>(), with in prop::char::range(' ', '~'), how in 0u8..3) {
-        let text = std::fs::read_to_string(&example_files()[file]).unwrap();
+    fn mutated_scene_files_never_panic(file in 0usize..4, at in any::<prop::sample::Index>(), with in prop::char::range(' ', '~'), how in 0u8..3) {
+        let files: Vec<PathBuf> = example_files().into_iter().chain(examples_with("json")).collect();
+        let format = SceneFormat::of(&files[file]);
+        let text = std::fs::read_to_string(&files[file]).unwrap();
         let mutated = match how {
             0 => {
                 let mut chars: Vec<char> = text.chars().collect();
@@ -156,7 +321,7 @@ proptest! {
             }
             _ => text.chars().take(at.index(text.len())).collect(),
         };
-        if let Ok(scene) = parse_scene_in(&mutated, &root().join("examples/scenes"))
+        if let Ok(scene) = parse_scene_as(&mutated, format, &root().join("examples/scenes"))
             && let Ok(mut sim) = axion::Simulator::new(scene.model, 1, 0.01, BackendChoice::Cpu)
         {
             let _ = sim.step();

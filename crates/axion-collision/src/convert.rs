@@ -53,13 +53,12 @@ pub(crate) fn shape(g: &Geometry) -> Result<(SharedShape, Isometry3<f64>, Option
             id,
             Some(*radius),
         ),
-        // parry's cylinder runs along its y axis; ours along z: turn y into z.
         Geometry::Solid(Shape::Cylinder {
             radius,
             half_length,
         }) => (
             SharedShape::cylinder(*half_length, *radius),
-            Isometry3::rotation(Vector3::x() * std::f64::consts::FRAC_PI_2),
+            shape_offset(g),
             None,
         ),
         Geometry::HalfSpace { normal } => (
@@ -93,8 +92,19 @@ pub(crate) fn shape(g: &Geometry) -> Result<(SharedShape, Isometry3<f64>, Option
     })
 }
 
+/// The pose of parry's shape in the geometry's frame: identity except for cylinders,
+/// which run along parry's y axis and along our z: turn y into z.
+pub(crate) fn shape_offset(g: &Geometry) -> Isometry3<f64> {
+    match g {
+        Geometry::Solid(Shape::Cylinder { .. }) => {
+            Isometry3::rotation(Vector3::x() * std::f64::consts::FRAC_PI_2)
+        }
+        _ => Isometry3::identity(),
+    }
+}
+
 /// A height field as a triangle mesh, two triangles per cell, facing +z.
-fn height_field_mesh(
+pub(crate) fn height_field_mesh(
     heights: &[f64],
     rows: usize,
     cols: usize,

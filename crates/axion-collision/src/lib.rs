@@ -21,6 +21,7 @@
 //! [`DetectionStats`].
 
 mod convert;
+mod mesh;
 
 use axion_constraints::contact::ContactPoint;
 use axion_constraints::friction::{FrictionCone, TangentFrame};
@@ -32,6 +33,7 @@ use parry3d_f64::shape::SharedShape;
 use thiserror::Error;
 
 pub use convert::{from_parry_vector, to_parry_pose, to_parry_vector};
+pub use mesh::{HALF_SPACE_DRAWN_HALF_SIDE, VisualMesh, visual_mesh};
 
 /// How far (m) parry's closest-points query and its contact manifold may disagree on a
 /// pair's deepest point before the query's point is used (the two algorithms differ by

@@ -28,7 +28,10 @@ pub use desc::{
 };
 pub use error::{ModelError, StepError};
 pub use model::{Body, Model, ModelBuilder, ModelDrive, ModelJoint};
-pub use scene::{Scene, SceneError, SceneSettings, load_scene, parse_scene, parse_scene_in};
+pub use scene::{
+    DriveSchedule, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides, load_scene,
+    parse_scene, parse_scene_as, parse_scene_in,
+};
 pub use shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
 pub use state::{Control, State, WorldMut};
 pub use urdf::{ImportedRobot, UrdfError, UrdfOptions, import_urdf};

@@ -1,4 +1,5 @@
-//! Scene files: a model and its simulation settings in TOML.
+//! Scene files: a model and its simulation settings in TOML (or the same structure in
+//! JSON).
 //!
 //! The schema, with every field, is documented in `docs/scenes.md`; a minimal file:
 //!
@@ -18,19 +19,23 @@
 //! shapes = [{ type = "sphere", radius = 0.1, density = 500 }]
 //! ```
 //!
-//! Errors say where: syntax and type errors carry TOML's line, column and field;
-//! errors found while building (an unknown body, a negative mass) name the line of the
-//! `[[bodies]]` or `[[joints]]` entry and the body or joint.
+//! Errors say where: syntax and type errors carry the line, column and field (from the
+//! TOML or JSON parser); errors found while building (an unknown body, a negative mass)
+//! name the line of the `[[bodies]]`, `[[joints]]` or `[[robots]]` entry and the body
+//! or joint.
 
 use nalgebra::{Isometry3, Matrix3, Vector3};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use toml::Spanned;
 
-use crate::desc::{BodyDesc, DriveDesc, JointDesc, JointType};
-use crate::error::ModelError;
+use crate::desc::{BodyDesc, DriveDesc, DriveId, JointDesc, JointType};
 use crate::model::{Model, ModelBuilder};
 use crate::shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
+use crate::state::Control;
 use crate::urdf::{UrdfOptions, import_urdf};
+use axion_constraints::drive::DriveMode as DriveModeKind;
 
 /// Why a scene file could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -44,8 +49,8 @@ pub enum SceneError {
         #[source]
         source: std::io::Error,
     },
-    /// Not valid TOML, or a field of the wrong type, missing, or unknown (the message
-    /// shows the line, the column and the text).
+    /// Not valid TOML / JSON, or a field of the wrong type, missing, or unknown (the
+    /// message shows the line, the column and the field).
     #[error("{0}")]
     Syntax(String),
     /// A valid file describing an invalid scene.
@@ -71,6 +76,72 @@ pub struct SceneSettings {
     pub integrator: String,
     /// `"auto"` or `"cpu"`.
     pub backend: String,
+    /// Solver settings the file overrides (`[simulation.solver]`).
+    pub solver: SolverOverrides,
+}
+
+/// Solver settings a scene file may set; `None` keeps the solver's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverOverrides {
+    /// Newton iteration limit per step.
+    pub max_iterations: Option<usize>,
+    /// Dynamics / drive / contact velocity tolerance (m/s).
+    pub velocity_tolerance: Option<f64>,
+    /// Joint position tolerance (m).
+    pub position_tolerance: Option<f64>,
+    /// Contact and friction tolerance (m/s).
+    pub contact_tolerance: Option<f64>,
+    /// Speculative contact margin (m).
+    pub contact_margin: Option<f64>,
+}
+
+/// A drive target that changes over time: piecewise linear through `points`
+/// $(t_i, y_i)$, constant before the first and after the last.
+///
+/// For a position drive $y$ is the position target and the segment's slope
+/// $(y_{i+1} - y_i)/(t_{i+1} - t_i)$ its feed-forward velocity (0 outside the points);
+/// for a velocity drive $y$ is the velocity target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriveSchedule {
+    /// The drive.
+    pub drive: DriveId,
+    /// Times (s, strictly increasing) and targets.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl DriveSchedule {
+    /// Target and its rate of change at time `t`.
+    pub fn at(&self, t: f64) -> (f64, f64) {
+        let p = &self.points;
+        let i = p.partition_point(|&(ti, _)| ti <= t);
+        if i == 0 {
+            return (p[0].1, 0.0);
+        }
+        if i == p.len() {
+            return (p[i - 1].1, 0.0);
+        }
+        let ((t0, y0), (t1, y1)) = (p[i - 1], p[i]);
+        let slope = (y1 - y0) / (t1 - t0);
+        (y0 + slope * (t - t0), slope)
+    }
+}
+
+impl DriveSchedule {
+    /// Sets the drive's target in `world` of `control` to the schedule's value at `t`
+    /// (position drives also get the feed-forward rate).
+    pub fn apply(
+        &self,
+        control: &mut Control,
+        world: usize,
+        t: f64,
+    ) -> Result<(), axion_constraints::ConstraintError> {
+        let (y, rate) = self.at(t);
+        match control.drive(world, self.drive).mode() {
+            DriveModeKind::Position { .. } => control.set_target(world, self.drive, y, rate),
+            DriveModeKind::Velocity { .. } => control.set_target(world, self.drive, 0.0, y),
+        }
+    }
 }
 
 /// A loaded scene.
@@ -80,6 +151,27 @@ pub struct Scene {
     pub model: Model,
     /// The settings.
     pub settings: SceneSettings,
+    /// Drive targets over time (`targets = [[t, value], …]` on a drive).
+    pub schedules: Vec<DriveSchedule>,
+}
+
+/// The two spellings of a scene file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneFormat {
+    /// TOML (`.toml`, the default).
+    Toml,
+    /// JSON (`.json`): the same structure, `[[bodies]]` becoming `"bodies": [...]`.
+    Json,
+}
+
+impl SceneFormat {
+    /// JSON for a `.json` extension, TOML otherwise.
+    pub fn of(path: &std::path::Path) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("json") => SceneFormat::Json,
+            _ => SceneFormat::Toml,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -87,11 +179,84 @@ pub struct Scene {
 struct SceneFile {
     #[serde(default)]
     simulation: SimulationFile,
-    bodies: Vec<Spanned<BodyFile>>,
+    bodies: Vec<BodyFile>,
     #[serde(default)]
-    joints: Vec<Spanned<JointFile>>,
+    joints: Vec<JointFile>,
     #[serde(default)]
-    robots: Vec<Spanned<RobotFile>>,
+    robots: Vec<RobotFile>,
+}
+
+/// Where the entries of a TOML file start (byte offsets), read in a second pass.
+#[derive(Deserialize)]
+struct TomlEntries {
+    #[serde(default)]
+    bodies: Vec<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    joints: Vec<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    robots: Vec<Spanned<IgnoredAny>>,
+}
+
+/// The entries of a JSON file as slices of its text (their addresses give the offsets).
+#[derive(Deserialize)]
+struct JsonEntries<'a> {
+    #[serde(borrow, default)]
+    bodies: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    joints: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    robots: Vec<&'a RawValue>,
+}
+
+/// 1-based first line of every entry.
+struct EntryLines {
+    bodies: Vec<usize>,
+    joints: Vec<usize>,
+    robots: Vec<usize>,
+}
+
+impl EntryLines {
+    /// Reads the entry positions of a file that already parsed as a [`SceneFile`].
+    fn find(text: &str, format: SceneFormat) -> Self {
+        let lines = |offsets: Vec<usize>| offsets.into_iter().map(|o| line_of(text, o)).collect();
+        match format {
+            SceneFormat::Toml => {
+                let e: TomlEntries = toml::from_str(text).unwrap_or(TomlEntries {
+                    bodies: vec![],
+                    joints: vec![],
+                    robots: vec![],
+                });
+                let starts =
+                    |v: Vec<Spanned<IgnoredAny>>| v.iter().map(|s| s.span().start).collect();
+                Self {
+                    bodies: lines(starts(e.bodies)),
+                    joints: lines(starts(e.joints)),
+                    robots: lines(starts(e.robots)),
+                }
+            }
+            SceneFormat::Json => {
+                let e: JsonEntries = serde_json::from_str(text).unwrap_or(JsonEntries {
+                    bodies: vec![],
+                    joints: vec![],
+                    robots: vec![],
+                });
+                let base = text.as_ptr() as usize;
+                let starts = |v: Vec<&RawValue>| {
+                    v.iter().map(|r| r.get().as_ptr() as usize - base).collect()
+                };
+                Self {
+                    bodies: lines(starts(e.bodies)),
+                    joints: lines(starts(e.joints)),
+                    robots: lines(starts(e.robots)),
+                }
+            }
+        }
+    }
+}
+
+/// The line of entry `i` (0 when unknown, which never happens for a parsed file).
+fn nth(lines: &[usize], i: usize) -> usize {
+    lines.get(i).copied().unwrap_or(0)
 }
 
 #[derive(Deserialize)]
@@ -119,12 +284,14 @@ struct RobotFile {
 struct RobotDriveFile {
     joint: String,
     mode: DriveMode,
+    #[serde(default)]
     target: f64,
     #[serde(default)]
     target_velocity: f64,
     ke: f64,
     #[serde(default)]
     kd: f64,
+    targets: Option<Vec<[f64; 2]>>,
 }
 
 #[derive(Deserialize)]
@@ -141,6 +308,8 @@ struct SimulationFile {
     integrator: Integrator,
     #[serde(default = "default_backend")]
     backend: BackendName,
+    #[serde(default)]
+    solver: SolverOverrides,
 }
 
 impl Default for SimulationFile {
@@ -152,6 +321,7 @@ impl Default for SimulationFile {
             gravity: None,
             integrator: default_integrator(),
             backend: default_backend(),
+            solver: SolverOverrides::default(),
         }
     }
 }
@@ -311,12 +481,15 @@ enum DriveMode {
 struct DriveFile {
     mode: DriveMode,
     /// Position target (position mode) or velocity target (velocity mode).
+    #[serde(default)]
     target: f64,
     #[serde(default)]
     target_velocity: f64,
     ke: f64,
     #[serde(default)]
     kd: f64,
+    /// Targets over time, `[[t, value], …]` (replaces `target`).
+    targets: Option<Vec<[f64; 2]>>,
 }
 
 fn pose(position: [f64; 3], rotation: [f64; 3]) -> Isometry3<f64> {
@@ -405,6 +578,11 @@ pub fn parse_scene(text: &str) -> Result<Scene, SceneError> {
     parse_scene_in(text, std::path::Path::new("."))
 }
 
+/// Parses a scene from TOML text; robot files are looked up relative to `folder`.
+pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, SceneError> {
+    parse_scene_as(text, SceneFormat::Toml, folder)
+}
+
 fn drive_desc(mode: DriveMode, target: f64, target_velocity: f64, ke: f64, kd: f64) -> DriveDesc {
     match mode {
         DriveMode::Position => DriveDesc::Position {
@@ -417,23 +595,69 @@ fn drive_desc(mode: DriveMode, target: f64, target_velocity: f64, ke: f64, kd: f
     }
 }
 
-/// Parses a scene from TOML text; robot files are looked up relative to `folder`.
-pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, SceneError> {
-    let file: SceneFile = toml::from_str(text).map_err(|e| SceneError::Syntax(e.to_string()))?;
-    let invalid = |span: std::ops::Range<usize>, message: String| SceneError::Invalid {
-        line: line_of(text, span.start),
-        message,
+/// Schedule points $(t_i, y_i)$.
+type Points = Vec<(f64, f64)>;
+
+/// A drive's description and, when it has `targets`, its schedule's points (checked:
+/// non-empty, finite, times strictly increasing). The initial target is the
+/// schedule's value at t = 0.
+fn drive_with_schedule(
+    mode: DriveMode,
+    (target, target_velocity, ke, kd): (f64, f64, f64, f64),
+    targets: Option<&[[f64; 2]]>,
+) -> Result<(DriveDesc, Option<Points>), String> {
+    let Some(targets) = targets else {
+        return Ok((drive_desc(mode, target, target_velocity, ke, kd), None));
     };
-    let model_error = |span: std::ops::Range<usize>, e: ModelError| invalid(span, e.to_string());
+    if targets.is_empty() {
+        return Err("`targets` needs at least one [t, value] pair".into());
+    }
+    if targets.iter().flatten().any(|v| !v.is_finite()) {
+        return Err("`targets` must be finite numbers".into());
+    }
+    if let Some(w) = targets.windows(2).find(|w| w[1][0] <= w[0][0]) {
+        return Err(format!(
+            "`targets` times must increase, got {} after {}",
+            w[1][0], w[0][0]
+        ));
+    }
+    let points: Vec<(f64, f64)> = targets.iter().map(|p| (p[0], p[1])).collect();
+    let schedule = DriveSchedule {
+        drive: DriveId(0),
+        points,
+    };
+    let (y, rate) = schedule.at(0.0);
+    let desc = match mode {
+        DriveMode::Position => drive_desc(mode, y, rate, ke, kd),
+        DriveMode::Velocity => drive_desc(mode, y, 0.0, ke, kd),
+    };
+    Ok((desc, Some(schedule.points)))
+}
+
+/// Parses a scene in either format; robot files are looked up relative to `folder`.
+pub fn parse_scene_as(
+    text: &str,
+    format: SceneFormat,
+    folder: &std::path::Path,
+) -> Result<Scene, SceneError> {
+    let file: SceneFile = match format {
+        SceneFormat::Toml => toml::from_str(text).map_err(|e| SceneError::Syntax(e.to_string()))?,
+        SceneFormat::Json => {
+            serde_json::from_str(text).map_err(|e| SceneError::Syntax(format!("JSON: {e}")))?
+        }
+    };
+    let lines = EntryLines::find(text, format);
+    let invalid = |line: usize, message: String| SceneError::Invalid { line, message };
     let mut b = ModelBuilder::new();
     if let Some(g) = file.simulation.gravity {
         b.gravity(Vector3::from(g))
-            .map_err(|e| invalid(0..0, e.to_string()))?;
+            .map_err(|e| SceneError::Syntax(format!("[simulation] gravity: {e}")))?;
     }
+    // Scheduled drives are known by joint name until the model is built.
+    let mut scheduled: Vec<(usize, String, Points)> = Vec::new();
     let mut ids = std::collections::HashMap::new();
-    for entry in &file.bodies {
-        let span = entry.span();
-        let body = entry.get_ref();
+    for (i, body) in file.bodies.iter().enumerate() {
+        let line = nth(&lines.bodies, i);
         let mut desc = if body.kind == BodyKindName::Static {
             BodyDesc::fixed(body.name.clone())
         } else {
@@ -456,7 +680,7 @@ pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, Sce
             (None, None) => {}
             _ => {
                 return Err(invalid(
-                    span,
+                    line,
                     format!(
                         "body {:?}: give both `mass` and `inertia`, or neither (mass from the shapes)",
                         body.name
@@ -465,24 +689,20 @@ pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, Sce
             }
         }
         for (k, shape) in body.shapes.iter().enumerate() {
-            let s = shape.to_desc().map_err(|m| {
-                invalid(
-                    span.clone(),
-                    format!("body {:?}, shape {k}: {m}", body.name),
-                )
-            })?;
+            let s = shape
+                .to_desc()
+                .map_err(|m| invalid(line, format!("body {:?}, shape {k}: {m}", body.name)))?;
             desc = desc.shape(s);
         }
-        let id = b.add_body(desc).map_err(|e| model_error(span, e))?;
+        let id = b.add_body(desc).map_err(|e| invalid(line, e.to_string()))?;
         ids.insert(body.name.clone(), id);
     }
-    for entry in &file.robots {
-        let span = entry.span();
-        let robot = entry.get_ref();
+    for (i, robot) in file.robots.iter().enumerate() {
+        let line = nth(&lines.robots, i);
         let path = folder.join(&robot.urdf);
         let urdf = std::fs::read_to_string(&path).map_err(|e| {
             invalid(
-                span.clone(),
+                line,
                 format!(
                     "robot {:?}: cannot read {}: {e}",
                     robot.urdf,
@@ -490,35 +710,43 @@ pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, Sce
                 ),
             )
         })?;
+        let mut drives = Vec::new();
+        for d in &robot.drives {
+            let (desc, points) = drive_with_schedule(
+                d.mode,
+                (d.target, d.target_velocity, d.ke, d.kd),
+                d.targets.as_deref(),
+            )
+            .map_err(|m| {
+                invalid(
+                    line,
+                    format!("robot {:?}, drive {:?}: {m}", robot.urdf, d.joint),
+                )
+            })?;
+            if let Some(points) = points {
+                scheduled.push((line, format!("{}{}", robot.prefix, d.joint), points));
+            }
+            drives.push((d.joint.clone(), desc));
+        }
         let options = UrdfOptions {
             base_pose: pose(robot.position, robot.rotation),
             fixed_base: robot.fixed_base,
             prefix: robot.prefix.clone(),
             friction: robot.friction,
-            drives: robot
-                .drives
-                .iter()
-                .map(|d| {
-                    (
-                        d.joint.clone(),
-                        drive_desc(d.mode, d.target, d.target_velocity, d.ke, d.kd),
-                    )
-                })
-                .collect(),
+            drives: drives.into_iter().collect(),
         };
         let imported = import_urdf(&urdf, &options, &mut b)
-            .map_err(|e| invalid(span.clone(), format!("robot {:?}: {e}", robot.urdf)))?;
+            .map_err(|e| invalid(line, format!("robot {:?}: {e}", robot.urdf)))?;
         for (link, id) in imported.links {
             ids.insert(format!("{}{link}", robot.prefix), id);
         }
     }
-    for entry in &file.joints {
-        let span = entry.span();
-        let joint = entry.get_ref();
+    for (i, joint) in file.joints.iter().enumerate() {
+        let line = nth(&lines.joints, i);
         let body = |name: &str| {
             ids.get(name).copied().ok_or_else(|| {
                 invalid(
-                    span.clone(),
+                    line,
                     format!("joint {:?}: unknown body {name:?}", joint.name),
                 )
             })
@@ -528,7 +756,7 @@ pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, Sce
         let axis = || {
             joint.axis.map(Vector3::from).ok_or_else(|| {
                 invalid(
-                    span.clone(),
+                    line,
                     format!(
                         "joint {:?}: a {} joint needs `axis`",
                         joint.name,
@@ -551,9 +779,19 @@ pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, Sce
             )
             .compliance(joint.compliance);
         if let Some(d) = &joint.drive {
-            desc = desc.drive(drive_desc(d.mode, d.target, d.target_velocity, d.ke, d.kd));
+            let (drive, points) = drive_with_schedule(
+                d.mode,
+                (d.target, d.target_velocity, d.ke, d.kd),
+                d.targets.as_deref(),
+            )
+            .map_err(|m| invalid(line, format!("joint {:?}, drive: {m}", joint.name)))?;
+            if let Some(points) = points {
+                scheduled.push((line, joint.name.clone(), points));
+            }
+            desc = desc.drive(drive);
         }
-        b.add_joint(desc).map_err(|e| model_error(span, e))?;
+        b.add_joint(desc)
+            .map_err(|e| invalid(line, e.to_string()))?;
     }
     let sim = &file.simulation;
     let settings = SceneSettings {
@@ -570,6 +808,7 @@ pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, Sce
             BackendName::Cpu => "cpu",
         }
         .into(),
+        solver: sim.solver,
     };
     for (what, v) in [("dt", settings.dt), ("duration", settings.duration)] {
         if !(v.is_finite() && v > 0.0) {
@@ -583,10 +822,55 @@ pub fn parse_scene_in(text: &str, folder: &std::path::Path) -> Result<Scene, Sce
             "[simulation] worlds must be at least 1".into(),
         ));
     }
+    settings.solver.validate().map_err(SceneError::Syntax)?;
+    let model = b
+        .build()
+        .map_err(|e| SceneError::Syntax(format!("the scene as a whole: {e}")))?;
+    let schedules = scheduled
+        .into_iter()
+        .map(|(line, joint, points)| {
+            let id = model.joint_id(&joint);
+            let drive = model.drives().iter().position(|d| Some(d.joint) == id);
+            drive
+                .map(|d| DriveSchedule {
+                    drive: DriveId(d),
+                    points,
+                })
+                .ok_or_else(|| invalid(line, format!("drive of joint {joint:?}: no such drive")))
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Scene {
-        model: b.build().map_err(|e| invalid(0..0, e.to_string()))?,
+        model,
         settings,
+        schedules,
     })
+}
+
+impl SolverOverrides {
+    /// Checks that every given value is usable: a positive iteration limit, positive
+    /// finite tolerances, a non-negative finite margin.
+    fn validate(&self) -> Result<(), String> {
+        if self.max_iterations == Some(0) {
+            return Err("[simulation.solver] max_iterations must be at least 1".into());
+        }
+        for (name, v) in [
+            ("velocity_tolerance", self.velocity_tolerance),
+            ("position_tolerance", self.position_tolerance),
+            ("contact_tolerance", self.contact_tolerance),
+        ] {
+            if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+                return Err(format!(
+                    "[simulation.solver] {name} must be a positive number, got {v}"
+                ));
+            }
+        }
+        match self.contact_margin {
+            Some(m) if !(m.is_finite() && m >= 0.0) => Err(format!(
+                "[simulation.solver] contact_margin must be a non-negative number of metres, got {m}"
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 fn kind_name(k: JointTypeName) -> &'static str {
@@ -599,11 +883,16 @@ fn kind_name(k: JointTypeName) -> &'static str {
     }
 }
 
-/// Reads and parses a scene file (robot files relative to its folder).
+/// Reads and parses a scene file: JSON for a `.json` extension, TOML otherwise; robot
+/// files relative to its folder.
 pub fn load_scene(path: &std::path::Path) -> Result<Scene, SceneError> {
     let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_scene_in(&text, path.parent().unwrap_or(std::path::Path::new(".")))
+    parse_scene_as(
+        &text,
+        SceneFormat::of(path),
+        path.parent().unwrap_or(std::path::Path::new(".")),
+    )
 }

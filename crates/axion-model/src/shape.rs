@@ -201,8 +201,10 @@ impl Geometry {
                         "convex hull needs at least 4 finite points, got {}",
                         points.len()
                     ))
-                } else {
+                } else if spans_volume(points) {
                     Ok(())
+                } else {
+                    Err("convex hull points are coplanar (the hull would be flat)".into())
                 }
             }
             Geometry::TriMesh { vertices, indices } => {
@@ -312,6 +314,28 @@ impl CollisionFilter {
     pub fn allows(&self, other: &CollisionFilter) -> bool {
         self.groups & other.mask != 0 && other.groups & self.mask != 0
     }
+}
+
+/// Whether `points` span a volume: with $p_1$ the point farthest from $p_0$, $p_2$ the
+/// one farthest from the line $p_0 p_1$ and $n = (p_1 - p_0) \times (p_2 - p_0)$, some
+/// point lies off the plane, $|n \cdot (p - p_0)| > 10^{-9} |n| d$, where $d = |p_1 - p_0|$.
+fn spans_volume(points: &[Vector3<f64>]) -> bool {
+    let p0 = points[0];
+    let farthest = |f: &dyn Fn(&Vector3<f64>) -> f64| {
+        points
+            .iter()
+            .copied()
+            .max_by(|a, b| f(a).total_cmp(&f(b)))
+            .unwrap_or(p0)
+    };
+    let p1 = farthest(&|p| (p - p0).norm());
+    let d = (p1 - p0).norm();
+    let p2 = farthest(&|p| (p - p0).cross(&(p1 - p0)).norm());
+    let n = (p1 - p0).cross(&(p2 - p0));
+    d > 0.0
+        && points
+            .iter()
+            .any(|p| n.dot(&(p - p0)).abs() > 1e-9 * n.norm() * d)
 }
 
 /// A shape placed on a body: geometry, pose, density, material, collision filter.

@@ -207,6 +207,21 @@ fn bad_descriptions_get_errors_that_name_the_culprit() {
         ),
         ModelError::InvalidShape { .. }
     ));
+    let flat_points = vec![
+        Vector3::zeros(),
+        Vector3::x(),
+        Vector3::y(),
+        Vector3::new(1.0, 1.0, 0.0),
+    ];
+    let e = expect(
+        b.add_body(BodyDesc::fixed("pancake").shape(ShapeDesc::from_geometry(
+            Geometry::ConvexHull {
+                points: flat_points,
+            },
+        ))),
+        "pancake",
+    );
+    assert!(e.to_string().contains("coplanar"), "{e}");
     let hinge = |name: &str, axis: Vector3<f64>| {
         JointDesc::new(name, JointType::Revolute { axis }, None, a)
     };
@@ -281,4 +296,19 @@ fn bad_descriptions_get_errors_that_name_the_culprit() {
     assert!(matches!(State::new(&model, 0), Err(ModelError::NoWorlds)));
     // A non-unit axis is normalised, not rejected, at the model level (URDF axes often are).
     assert_eq!(model.joints()[0].joint.row_count(), 5);
+}
+
+/// A drive schedule is piecewise linear through its points, with the segment's slope
+/// as rate, and constant (rate 0) outside them.
+#[test]
+fn drive_schedule_interpolates_its_points() {
+    let s = DriveSchedule {
+        drive: DriveId(0),
+        points: vec![(1.0, 2.0), (3.0, 6.0), (4.0, 6.0)],
+    };
+    assert_eq!(s.at(0.0), (2.0, 0.0));
+    assert_eq!(s.at(1.0), (2.0, 2.0));
+    assert_eq!(s.at(2.5), (5.0, 2.0));
+    assert_eq!(s.at(3.5), (6.0, 0.0));
+    assert_eq!(s.at(9.0), (6.0, 0.0));
 }

@@ -25,15 +25,17 @@ pub mod scenes;
 
 use std::time::{Duration, Instant};
 
+pub use axion_collision as collision;
 pub use axion_constraints as constraints;
 pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
 pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors};
 pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, DriveDesc, DriveId,
-    Geometry, JointDesc, JointId, JointType, Material, Model, ModelBuilder, ModelError, Scene,
-    SceneError, SceneSettings, Shape, ShapeDesc, State, StepError, StepReport, StepStats,
-    UrdfError, UrdfOptions, import_urdf, load_scene, parse_scene, parse_scene_in,
+    DriveSchedule, Geometry, JointDesc, JointId, JointType, Material, Model, ModelBuilder,
+    ModelError, Scene, SceneError, SceneFormat, SceneSettings, Shape, ShapeDesc, SolverOverrides,
+    State, StepError, StepReport, StepStats, UrdfError, UrdfOptions, import_urdf, load_scene,
+    parse_scene, parse_scene_as, parse_scene_in,
 };
 
 /// Everything a typical program needs.

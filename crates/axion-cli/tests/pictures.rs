@@ -1,0 +1,214 @@
+//! The pictures of a run: `animation.glb` round-trips through a glTF reader with one
+//! node per body and shape, an animation as long as the run and final keys equal to
+//! the trajectory; `plots.png` is a picture of the documented size with all four
+//! panels drawn.
+
+use axion::math::Pose;
+use axion::{BackendChoice, BodyDesc, Geometry, ModelBuilder, Shape, ShapeDesc};
+use axion_cli::{Keyframes, PLOT_SIZE, RunOptions, find, glb_bytes, run_demo};
+use nalgebra::{Isometry3, Vector3};
+
+fn run_into(demo: &str, duration: f64, dir: &std::path::Path) -> axion_cli::Summary {
+    run_demo(
+        find(demo).unwrap(),
+        &RunOptions {
+            dt: None,
+            duration: Some(duration),
+            worlds: 1,
+            backend: BackendChoice::Cpu,
+            out: Some(dir.to_path_buf()),
+            progress: false,
+        },
+    )
+    .unwrap()
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("axion-pictures-{name}-{}", std::process::id()))
+}
+
+/// Last CSV row of each body: name → (position, quaternion xyzw).
+fn final_poses(csv: &str) -> Vec<(String, [f64; 3], [f64; 4])> {
+    let rows: Vec<Vec<String>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    let last_t = rows.last().unwrap()[0].clone();
+    rows.into_iter()
+        .filter(|r| r[0] == last_t)
+        .map(|r| {
+            let f = |i: usize| r[i].parse::<f64>().unwrap();
+            (r[2].clone(), [f(3), f(4), f(5)], [f(6), f(7), f(8), f(9)])
+        })
+        .collect()
+}
+
+#[test]
+fn animation_round_trips_through_a_gltf_reader() {
+    let dir = temp_dir("glb");
+    let summary = run_into("stack", 0.5, &dir);
+    let model = find("stack").unwrap().model().unwrap();
+    let bytes = std::fs::read(dir.join("animation.glb")).unwrap();
+    let gltf = gltf::Gltf::from_slice(&bytes).expect("a valid glb");
+    let blob = gltf.blob.as_deref().expect("a binary chunk");
+    let shapes: usize = model.bodies().iter().map(|b| b.shapes.len()).sum();
+    let dynamic = model.bodies().iter().filter(|b| b.is_dynamic()).count();
+    assert_eq!(gltf.nodes().count(), 1 + model.bodies().len() + shapes);
+    assert_eq!(gltf.meshes().count(), shapes);
+
+    // The root turns z-up into y-up: its rotation maps z onto y.
+    let root = gltf.nodes().next().unwrap();
+    let q = root.transform().decomposed().1;
+    let q = nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+        q[3] as f64,
+        q[0] as f64,
+        q[1] as f64,
+        q[2] as f64,
+    ));
+    assert!((q * Vector3::z() - Vector3::y()).norm() < 1e-7);
+
+    let animation = gltf.animations().next().expect("one animation");
+    assert_eq!(animation.channels().count(), 2 * dynamic);
+    let expected = final_poses(&std::fs::read_to_string(dir.join("trajectory.csv")).unwrap());
+    for channel in animation.channels() {
+        let reader = channel.reader(|_| Some(blob));
+        let times: Vec<f32> = reader.read_inputs().unwrap().collect();
+        assert_eq!(times[0], 0.0);
+        assert!((*times.last().unwrap() as f64 - summary.simulated).abs() < 1e-6);
+        assert!(times.windows(2).all(|w| w[0] < w[1]));
+        let node = channel.target().node();
+        let name = node.name().unwrap();
+        let (_, p, q) = expected.iter().find(|e| e.0 == name).unwrap();
+        match reader.read_outputs().unwrap() {
+            gltf::animation::util::ReadOutputs::Translations(t) => {
+                let last = t.last().unwrap();
+                for k in 0..3 {
+                    assert!((last[k] as f64 - p[k]).abs() < 1e-6, "{name} translation");
+                }
+            }
+            gltf::animation::util::ReadOutputs::Rotations(r) => {
+                let last = r.into_f32().last().unwrap();
+                let dot: f64 = (0..4).map(|k| last[k] as f64 * q[k]).sum();
+                assert!(dot.abs() > 1.0 - 1e-6, "{name} rotation");
+            }
+            _ => panic!("unexpected animation path"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Every kind of geometry gets a mesh whose bounds, seen through its node's pose, are
+/// where the shape is.
+#[test]
+fn every_geometry_kind_is_drawn() {
+    let mut b = ModelBuilder::new();
+    let ground = ShapeDesc::from_geometry(Geometry::HalfSpace {
+        normal: Vector3::z(),
+    });
+    let terrain = ShapeDesc::from_geometry(Geometry::HeightField {
+        heights: vec![0.0, 0.1, 0.2, 0.1],
+        rows: 2,
+        cols: 2,
+        spacing: (1.0, 1.0),
+    })
+    .at(Isometry3::translation(5.0, 5.0, 0.0));
+    let ramp = ShapeDesc::from_geometry(Geometry::TriMesh {
+        vertices: vec![Vector3::zeros(), Vector3::x(), Vector3::new(0.0, 1.0, 0.5)],
+        indices: vec![[0, 1, 2]],
+    })
+    .at(Isometry3::translation(-5.0, 0.0, 0.0));
+    b.add_body(
+        BodyDesc::fixed("ground")
+            .shape(ground)
+            .shape(terrain)
+            .shape(ramp),
+    )
+    .unwrap();
+    let solids = [
+        Shape::Sphere { radius: 0.2 },
+        Shape::Box {
+            half_extents: Vector3::new(0.1, 0.2, 0.3),
+        },
+        Shape::Capsule {
+            radius: 0.1,
+            half_length: 0.3,
+        },
+        Shape::Cylinder {
+            radius: 0.2,
+            half_length: 0.1,
+        },
+    ];
+    for (i, s) in solids.into_iter().enumerate() {
+        b.add_body(
+            BodyDesc::dynamic(format!("solid {i}"))
+                .at(Vector3::new(i as f64, 0.0, 1.0))
+                .shape(ShapeDesc::new(s)),
+        )
+        .unwrap();
+    }
+    let hull = Geometry::ConvexHull {
+        points: vec![
+            Vector3::zeros(),
+            Vector3::x() * 0.3,
+            Vector3::y() * 0.3,
+            Vector3::z() * 0.3,
+        ],
+    };
+    b.add_body(
+        BodyDesc::dynamic("hull")
+            .at(Vector3::new(0.0, 2.0, 1.0))
+            .mass(1.0, Vector3::zeros(), nalgebra::Matrix3::identity() * 0.01)
+            .shape(ShapeDesc::from_geometry(hull)),
+    )
+    .unwrap();
+    let model = b.build().unwrap();
+    let poses: Vec<Pose> = model
+        .bodies()
+        .iter()
+        .map(|b| b.reference_pose(&b.initial_pose))
+        .collect();
+    let mut keys = Keyframes::default();
+    keys.push(0.0, poses.clone());
+    keys.push(0.1, poses);
+    let bytes = glb_bytes(&model, &keys).unwrap();
+    let gltf = gltf::Gltf::from_slice(&bytes).expect("a valid glb");
+    assert_eq!(gltf.meshes().count(), 3 + 5);
+    // The cylinder (our z axis) spans ±0.1 m along z and ±0.2 m across it.
+    let cylinder = gltf
+        .meshes()
+        .find(|m| m.name().unwrap().contains("cylinder"))
+        .unwrap();
+    let bounds = cylinder.primitives().next().unwrap().bounding_box();
+    assert!((bounds.max[2] - 0.1).abs() < 1e-6 && (bounds.max[0] - 0.2).abs() < 1e-6);
+    assert!((bounds.max[1] - 0.2).abs() < 1e-2 && bounds.max[1] <= 0.2 + 1e-6);
+}
+
+#[test]
+fn plots_are_a_picture_of_four_panels() {
+    let dir = temp_dir("png");
+    run_into("drop", 1.0, &dir);
+    let file = std::fs::File::open(dir.join("plots.png")).unwrap();
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file))
+        .read_info()
+        .unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!((info.width, info.height), PLOT_SIZE);
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    // Each quarter of the picture (one panel) has drawn pixels, and the kinetic
+    // energy's red and the potential energy's blue lines are there.
+    let row_bytes = 3 * info.width as usize;
+    for panel in 0..4 {
+        let rows = panel * info.height as usize / 4..(panel + 1) * info.height as usize / 4;
+        let drawn = rows
+            .flat_map(|y| pixels[y * row_bytes..(y + 1) * row_bytes].chunks(3))
+            .filter(|p| p.iter().any(|&c| c < 128))
+            .count();
+        assert!(drawn > 2000, "panel {panel}: {drawn} dark pixels");
+    }
+    let count = |rgb: [u8; 3]| pixels.chunks(3).filter(|p| *p == rgb).count();
+    assert!(count([255, 0, 0]) > 500, "red line");
+    assert!(count([0, 0, 255]) > 500, "blue line");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
