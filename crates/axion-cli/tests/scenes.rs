@@ -85,6 +85,27 @@ fn every_documented_and_example_scene_runs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The README's scene snippets parse (from examples/scenes, where their relative robot
+/// paths point) and run.
+#[test]
+fn readme_scenes_run() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```toml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(!blocks.is_empty());
+    for text in blocks {
+        let scene = parse_scene_in(text, &root().join("examples/scenes"))
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let mut sim =
+            axion::Simulator::new(scene.model, 1, scene.settings.dt, BackendChoice::Cpu).unwrap();
+        let summary = sim.run(20).unwrap();
+        assert_eq!(summary.steps, 20);
+    }
+}
+
 /// The documented servo reaches its target (the scene file means what the docs say).
 #[test]
 fn documented_servo_reaches_its_target() {

@@ -184,6 +184,68 @@ pub struct JointDesc {
     pub compliance: f64,
     /// Optional drive (revolute and prismatic joints).
     pub drive: Option<DriveDesc>,
+    /// Range and ratings (from URDF `<limit>`); kept in the model, **not enforced** by
+    /// the solver yet.
+    pub limits: Option<JointLimits>,
+    /// Damping and friction (from URDF `<dynamics>`); kept in the model, **not applied**
+    /// by the solver yet.
+    pub dynamics: Option<JointDynamics>,
+}
+
+/// A joint's range and ratings, as URDF's `<limit>` gives them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointLimits {
+    /// Lowest coordinate (rad or m).
+    pub lower: f64,
+    /// Highest coordinate (rad or m).
+    pub upper: f64,
+    /// Largest force or torque (N or N m).
+    pub effort: f64,
+    /// Largest speed (rad/s or m/s).
+    pub velocity: f64,
+}
+
+/// A joint's damping and dry friction, as URDF's `<dynamics>` gives them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointDynamics {
+    /// Viscous damping (N s/m or N m s/rad).
+    pub damping: f64,
+    /// Dry friction (N or N m).
+    pub friction: f64,
+}
+
+impl JointLimits {
+    /// What is wrong with these limits: NaN, a lower bound above the upper one, or a
+    /// negative rating.
+    pub fn problem(&self) -> Option<String> {
+        let l = self;
+        if [l.lower, l.upper, l.effort, l.velocity]
+            .iter()
+            .any(|v| v.is_nan())
+        {
+            Some(format!("limits must be numbers, got {l:?}"))
+        } else if l.lower > l.upper {
+            Some(format!(
+                "lower limit {} is above upper limit {}",
+                l.lower, l.upper
+            ))
+        } else if l.effort < 0.0 || l.velocity < 0.0 {
+            Some(format!(
+                "effort and velocity limits must not be negative, got {l:?}"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+impl JointDynamics {
+    /// What is wrong: a negative or non-finite coefficient.
+    pub fn problem(&self) -> Option<String> {
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        (!(ok(self.damping) && ok(self.friction)))
+            .then(|| format!("damping and friction must be finite and non-negative, got {self:?}"))
+    }
 }
 
 impl JointDesc {
@@ -203,7 +265,21 @@ impl JointDesc {
             child_frame: Isometry3::identity(),
             compliance: 0.0,
             drive: None,
+            limits: None,
+            dynamics: None,
         }
+    }
+
+    /// Keeps range and ratings with the joint (not enforced yet).
+    pub fn limits(mut self, limits: JointLimits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Keeps damping and friction with the joint (not applied yet).
+    pub fn dynamics(mut self, dynamics: JointDynamics) -> Self {
+        self.dynamics = Some(dynamics);
+        self
     }
 
     /// Sets both frames.

@@ -79,6 +79,14 @@ pub enum ModelError {
         #[source]
         source: ConstraintError,
     },
+    /// Invalid limits or dynamics data kept with a joint.
+    #[error("joint {joint:?}: {problem}")]
+    InvalidJointData {
+        /// The joint.
+        joint: String,
+        /// What is wrong.
+        problem: String,
+    },
     /// A drive on a joint type that has no single coordinate.
     #[error(
         "joint {joint:?}: drives are supported on revolute and prismatic joints only, not on {kind} joints"

@@ -24,7 +24,8 @@ pub mod urdf;
 
 pub use backend::{Backend, StepReport, StepStats};
 pub use desc::{
-    BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointId, JointType, MassSpec,
+    BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointDynamics, JointId, JointLimits,
+    JointType, MassSpec,
 };
 pub use error::{ModelError, StepError};
 pub use model::{Body, Model, ModelBuilder, ModelDrive, ModelJoint};
@@ -32,6 +33,8 @@ pub use scene::{
     DriveSchedule, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides, load_scene,
     parse_scene, parse_scene_as, parse_scene_in,
 };
-pub use shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
+pub use shape::{
+    Anisotropy, CollisionFilter, Geometry, MAX_SHAPE_SIZE, Material, Shape, ShapeDesc,
+};
 pub use state::{Control, State, WorldMut};
 pub use urdf::{ImportedRobot, UrdfError, UrdfOptions, import_urdf};

@@ -5,7 +5,10 @@ use axion_constraints::joint::{Joint, JointFrames, JointKind};
 use axion_math::{MassProperties, MathError, Pose, Twist, UnitAxis};
 use nalgebra::{Isometry3, Translation3, Vector3};
 
-use crate::desc::{BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointId, JointType};
+use crate::desc::{
+    BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointDynamics, JointId, JointLimits,
+    JointType,
+};
 use crate::error::ModelError;
 use crate::shape::{Geometry, ShapeDesc, combined_mass};
 
@@ -61,6 +64,10 @@ pub struct ModelJoint {
     pub drive: Option<DriveId>,
     /// First row of this joint among the model's joint rows.
     pub first_row: usize,
+    /// Range and ratings, kept from the description (not enforced yet).
+    pub limits: Option<JointLimits>,
+    /// Damping and friction, kept from the description (not applied yet).
+    pub dynamics: Option<JointDynamics>,
 }
 
 /// A validated drive on a joint coordinate.
@@ -296,6 +303,16 @@ impl ModelBuilder {
                 body: child.name.clone(),
             });
         }
+        let data_problem = desc
+            .limits
+            .and_then(|l| l.problem())
+            .or_else(|| desc.dynamics.and_then(|d| d.problem()));
+        if let Some(problem) = data_problem {
+            return Err(ModelError::InvalidJointData {
+                joint: name,
+                problem,
+            });
+        }
         let invalid = |source| ModelError::InvalidJoint {
             joint: name.clone(),
             source,
@@ -356,6 +373,8 @@ impl ModelBuilder {
             joint,
             drive,
             first_row: self.joint_rows,
+            limits: desc.limits,
+            dynamics: desc.dynamics,
         });
         self.joint_rows += joint.row_count();
         Ok(joint_id)

@@ -179,6 +179,7 @@ impl SceneFormat {
 struct SceneFile {
     #[serde(default)]
     simulation: SimulationFile,
+    #[serde(default)]
     bodies: Vec<BodyFile>,
     #[serde(default)]
     joints: Vec<JointFile>,
@@ -646,6 +647,11 @@ pub fn parse_scene_as(
             serde_json::from_str(text).map_err(|e| SceneError::Syntax(format!("JSON: {e}")))?
         }
     };
+    if file.bodies.is_empty() && file.robots.is_empty() {
+        return Err(SceneError::Syntax(
+            "the scene has no [[bodies]] and no [[robots]]: nothing to simulate".into(),
+        ));
+    }
     let lines = EntryLines::find(text, format);
     let invalid = |line: usize, message: String| SceneError::Invalid { line, message };
     let mut b = ModelBuilder::new();
@@ -695,7 +701,7 @@ pub fn parse_scene_as(
             desc = desc.shape(s);
         }
         let id = b.add_body(desc).map_err(|e| invalid(line, e.to_string()))?;
-        ids.insert(body.name.clone(), id);
+        ids.insert(body.name.clone(), (id, Isometry3::identity()));
     }
     for (i, robot) in file.robots.iter().enumerate() {
         let line = nth(&lines.robots, i);
@@ -738,7 +744,8 @@ pub fn parse_scene_as(
         let imported = import_urdf(&urdf, &options, &mut b)
             .map_err(|e| invalid(line, format!("robot {:?}: {e}", robot.urdf)))?;
         for (link, id) in imported.links {
-            ids.insert(format!("{}{link}", robot.prefix), id);
+            let frame = imported.frames[&link];
+            ids.insert(format!("{}{link}", robot.prefix), (id, frame));
         }
     }
     for (i, joint) in file.joints.iter().enumerate() {
@@ -751,8 +758,12 @@ pub fn parse_scene_as(
                 )
             })
         };
-        let child = body(&joint.child)?;
+        // Bodies, and the named link's frame on them (merged URDF links are not at
+        // their body's origin).
+        let (child, child_frame) = body(&joint.child)?;
         let parent = joint.parent.as_deref().map(body).transpose()?;
+        let parent_frame = parent.map_or(Isometry3::identity(), |p| p.1);
+        let parent = parent.map(|p| p.0);
         let axis = || {
             joint.axis.map(Vector3::from).ok_or_else(|| {
                 invalid(
@@ -774,8 +785,8 @@ pub fn parse_scene_as(
         };
         let mut desc = JointDesc::new(joint.name.clone(), kind, parent, child)
             .frames(
-                pose(joint.parent_anchor, joint.parent_rotation),
-                pose(joint.child_anchor, joint.child_rotation),
+                parent_frame * pose(joint.parent_anchor, joint.parent_rotation),
+                child_frame * pose(joint.child_anchor, joint.child_rotation),
             )
             .compliance(joint.compliance);
         if let Some(d) = &joint.drive {

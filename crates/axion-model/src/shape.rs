@@ -3,6 +3,11 @@
 use nalgebra::{Isometry3, Matrix3, Vector3};
 use std::f64::consts::PI;
 
+/// The largest dimension of a solid (m). Collision detection squares and multiplies
+/// lengths; far beyond any robot's scale its arithmetic overflows (parry's EPA fails
+/// on a 10³⁰⁸ m cylinder), so larger solids are refused.
+pub const MAX_SHAPE_SIZE: f64 = 1e6;
+
 /// A solid primitive in its own frame (capsules and cylinders along local z).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Shape {
@@ -68,6 +73,12 @@ impl Shape {
             if !ok {
                 return Err(format!(
                     "{} {what} must be positive and finite, got {v}",
+                    self.name()
+                ));
+            }
+            if v > MAX_SHAPE_SIZE {
+                return Err(format!(
+                    "{} {what} is {v} m, more than the {MAX_SHAPE_SIZE} m collision detection handles",
                     self.name()
                 ));
             }

@@ -9,10 +9,19 @@
 //! * Joints: revolute and continuous → revolute, prismatic, fixed, floating → free,
 //!   spherical → ball; planar is refused. The joint frame is the joint `origin` in the
 //!   parent link and the child link's own frame; the axis is in the joint frame.
-//!   `<limit>`, `<dynamics>`, `<mimic>`, `<calibration>` and `<safety_controller>` are
-//!   ignored (joint limits are planned as unilateral rows).
+//!   `<limit>` (revolute, prismatic; continuous joints keep effort and velocity with an
+//!   infinite range) and `<dynamics>` are kept in [`crate::ModelJoint::limits`] and
+//!   [`crate::ModelJoint::dynamics`] but **not used by the solver yet** (limits are
+//!   planned as unilateral rows); `<mimic>`, `<calibration>` and `<safety_controller>`
+//!   are ignored.
 //! * Initial link poses follow the joint origins from the root link at the given base
 //!   pose; the root is static with `fixed_base`.
+//! * Links without mass (no `<inertial>`, or mass 0: frames such as `base_footprint`
+//!   or `tool0`) attached by a fixed joint are merged into the body they are fixed
+//!   to: their shapes join that body, joints that hang from them hang from it, and
+//!   [`ImportedRobot::frames`] tells where their frame is on it. A massless root of a
+//!   floating robot is merged into the first link fixed to it. A massless link that
+//!   would move is refused with an error naming it.
 //!
 //! URDF `rpy` is roll about x, then pitch about y, then yaw about z, all fixed axes:
 //! $R = R_z(\text{yaw})R_y(\text{pitch})R_x(\text{roll})$.
@@ -21,7 +30,9 @@ use std::collections::HashMap;
 
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
-use crate::desc::{BodyDesc, BodyId, DriveDesc, JointDesc, JointId, JointType};
+use crate::desc::{
+    BodyDesc, BodyId, DriveDesc, JointDesc, JointDynamics, JointId, JointLimits, JointType,
+};
 use crate::error::ModelError;
 use crate::model::ModelBuilder;
 use crate::shape::{Geometry, Material, Shape, ShapeDesc};
@@ -78,10 +89,23 @@ impl Default for UrdfOptions {
 /// The bodies and joints an import created, by URDF name.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImportedRobot {
-    /// Link name → body.
+    /// Link name → the body that carries it (its own, or the one it was merged into).
     pub links: HashMap<String, BodyId>,
-    /// Joint name → joint.
+    /// Link name → pose of the link frame in its body's reference frame (identity for
+    /// links that are bodies of their own).
+    pub frames: HashMap<String, Isometry3<f64>>,
+    /// Joint name → joint (fixed joints of merged links have none).
     pub joints: HashMap<String, JointId>,
+    /// Fixed joints removed by merging a massless link, by name.
+    pub merged_joints: Vec<String>,
+}
+
+/// Where a link's frame lives: the link whose body carries it and the link frame's
+/// pose in that link's frame.
+#[derive(Clone, Copy)]
+struct Host<'a> {
+    link: &'a str,
+    offset: Isometry3<f64>,
 }
 
 fn pose(p: &urdf_rs::Pose) -> Isometry3<f64> {
@@ -155,10 +179,70 @@ pub fn import_urdf(
         ));
     }
 
-    let mut imported = ImportedRobot::default();
+    let massless = |name: &str| robot.links[link_index[name]].inertial.mass.value == 0.0;
+    let is_fixed = |j: &urdf_rs::Joint| j.joint_type == urdf_rs::JointType::Fixed;
+    // Which body carries each link.
+    let mut host: HashMap<&str, Host> = HashMap::new();
+    let mut merged = std::collections::HashSet::new();
+    let root_anchor = if massless(root) && !options.fixed_base {
+        let joint = robot
+            .joints
+            .iter()
+            .find(|j| j.parent.link == root && is_fixed(j) && !massless(&j.child.link))
+            .ok_or_else(|| UrdfError::Unsupported {
+                element: format!("link {root:?}"),
+                what: "a massless root link (no <inertial>) with no massive link fixed to it \
+                       (bolt it to the world with fixed_base, or give it an <inertial>)"
+                    .into(),
+            })?;
+        merged.insert(joint.name.as_str());
+        Some((joint.child.link.as_str(), pose(&joint.origin).inverse()))
+    } else {
+        None
+    };
     for name in &order {
+        let h = if *name == root {
+            match root_anchor {
+                Some((anchor, offset)) => Host {
+                    link: anchor,
+                    offset,
+                },
+                None => Host {
+                    link: name,
+                    offset: Isometry3::identity(),
+                },
+            }
+        } else {
+            let joint = &robot.joints[parent_joint[name]];
+            if massless(name) && !(*name == root && options.fixed_base) {
+                if !is_fixed(joint) {
+                    return Err(UrdfError::Unsupported {
+                        element: format!("link {name:?}"),
+                        what: format!(
+                            "a massless link (no <inertial>) moving on joint {:?}; give it an <inertial>",
+                            joint.name
+                        ),
+                    });
+                }
+                merged.insert(joint.name.as_str());
+                let parent = host[joint.parent.link.as_str()];
+                Host {
+                    link: parent.link,
+                    offset: parent.offset * pose(&joint.origin),
+                }
+            } else {
+                Host {
+                    link: name,
+                    offset: Isometry3::identity(),
+                }
+            }
+        };
+        host.insert(name, h);
+    }
+
+    let mut imported = ImportedRobot::default();
+    for name in order.iter().filter(|n| host[*n].link == **n) {
         let link = &robot.links[link_index[name]];
-        let element = || format!("link {:?}", link.name);
         let mut desc = if *name == root && options.fixed_base {
             BodyDesc::fixed(format!("{}{}", options.prefix, link.name))
         } else {
@@ -183,42 +267,36 @@ pub fn import_urdf(
             )
         };
         desc = desc.pose(world[name]);
-        for collision in &link.collision {
-            let shape = match &collision.geometry {
-                urdf_rs::Geometry::Box { size } => Shape::Box {
-                    half_extents: Vector3::from(**size) / 2.0,
-                },
-                urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
-                    radius: *radius,
-                    half_length: length / 2.0,
-                },
-                urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
-                    radius: *radius,
-                    half_length: length / 2.0,
-                },
-                urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
-                urdf_rs::Geometry::Mesh { filename, .. } => {
-                    return Err(UrdfError::Unsupported {
-                        element: element(),
-                        what: format!("collision mesh {filename:?}"),
-                    });
-                }
-            };
-            desc = desc.shape(
-                ShapeDesc::from_geometry(Geometry::Solid(shape))
-                    .at(pose(&collision.origin))
-                    .density(0.0)
-                    .material(Material {
-                        friction: options.friction,
-                        ..Default::default()
-                    }),
-            );
+        // The link's own shapes and those of the links merged into it.
+        for carried in order.iter().filter(|n| host[*n].link == *name) {
+            let link = &robot.links[link_index[carried]];
+            for collision in &link.collision {
+                let shape = collision_shape(link, &collision.geometry)?;
+                desc = desc.shape(
+                    ShapeDesc::from_geometry(Geometry::Solid(shape))
+                        .at(host[carried].offset * pose(&collision.origin))
+                        .density(0.0)
+                        .material(Material {
+                            friction: options.friction,
+                            ..Default::default()
+                        }),
+                );
+            }
         }
-        imported
-            .links
-            .insert(link.name.clone(), builder.add_body(desc)?);
+        let id = builder.add_body(desc)?;
+        imported.links.insert(link.name.clone(), id);
+    }
+    for name in &order {
+        let h = host[name];
+        let body = imported.links[h.link];
+        imported.links.insert(name.to_string(), body);
+        imported.frames.insert(name.to_string(), h.offset);
     }
     for joint in &robot.joints {
+        if merged.contains(joint.name.as_str()) {
+            imported.merged_joints.push(joint.name.clone());
+            continue;
+        }
         let element = || format!("joint {:?}", joint.name);
         let axis = Vector3::from(*joint.axis.xyz);
         let kind = match joint.joint_type {
@@ -236,15 +314,40 @@ pub fn import_urdf(
                 });
             }
         };
-        let parent = imported.links[&joint.parent.link];
-        let child = imported.links[&joint.child.link];
+        let parent = host[joint.parent.link.as_str()];
         let mut desc = JointDesc::new(
             format!("{}{}", options.prefix, joint.name),
             kind,
-            Some(parent),
-            child,
+            Some(imported.links[parent.link]),
+            imported.links[&joint.child.link],
         )
-        .frames(pose(&joint.origin), Isometry3::identity());
+        .frames(parent.offset * pose(&joint.origin), Isometry3::identity());
+        let l = &joint.limit;
+        match joint.joint_type {
+            urdf_rs::JointType::Revolute | urdf_rs::JointType::Prismatic => {
+                desc = desc.limits(JointLimits {
+                    lower: l.lower,
+                    upper: l.upper,
+                    effort: l.effort,
+                    velocity: l.velocity,
+                });
+            }
+            urdf_rs::JointType::Continuous => {
+                desc = desc.limits(JointLimits {
+                    lower: f64::NEG_INFINITY,
+                    upper: f64::INFINITY,
+                    effort: l.effort,
+                    velocity: l.velocity,
+                });
+            }
+            _ => {}
+        }
+        if let Some(d) = &joint.dynamics {
+            desc = desc.dynamics(JointDynamics {
+                damping: d.damping,
+                friction: d.friction,
+            });
+        }
         if let Some(drive) = options.drives.get(&joint.name) {
             desc = desc.drive(*drive);
         }
@@ -253,6 +356,11 @@ pub fn import_urdf(
             .insert(joint.name.clone(), builder.add_joint(desc)?);
     }
     for name in options.drives.keys() {
+        if imported.merged_joints.contains(name) {
+            return Err(UrdfError::Structure(format!(
+                "a drive names joint {name:?}, a fixed joint merged away with its massless link"
+            )));
+        }
         if !imported.joints.contains_key(name) {
             return Err(UrdfError::Structure(format!(
                 "a drive names joint {name:?}, which the robot does not have"
@@ -260,4 +368,28 @@ pub fn import_urdf(
         }
     }
     Ok(imported)
+}
+
+/// The solid of a `<collision>` geometry; meshes are refused.
+fn collision_shape(link: &urdf_rs::Link, geometry: &urdf_rs::Geometry) -> Result<Shape, UrdfError> {
+    Ok(match geometry {
+        urdf_rs::Geometry::Box { size } => Shape::Box {
+            half_extents: Vector3::from(**size) / 2.0,
+        },
+        urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
+            radius: *radius,
+            half_length: length / 2.0,
+        },
+        urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
+            radius: *radius,
+            half_length: length / 2.0,
+        },
+        urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
+        urdf_rs::Geometry::Mesh { filename, .. } => {
+            return Err(UrdfError::Unsupported {
+                element: format!("link {:?}", link.name),
+                what: format!("collision mesh {filename:?}"),
+            });
+        }
+    })
 }

@@ -207,6 +207,13 @@ fn bad_descriptions_get_errors_that_name_the_culprit() {
         ),
         ModelError::InvalidShape { .. }
     ));
+    let e = expect(
+        b.add_body(
+            BodyDesc::dynamic("planet").shape(ShapeDesc::new(Shape::Sphere { radius: 1e308 })),
+        ),
+        "planet",
+    );
+    assert!(e.to_string().contains("collision detection handles"), "{e}");
     let flat_points = vec![
         Vector3::zeros(),
         Vector3::x(),

@@ -182,3 +182,240 @@ fn urdf_errors_name_the_problem() {
         .to_string();
     assert!(err.contains("\"nope\""), "{err}");
 }
+
+const INERTIAL: &str = "<inertial><mass value=\"2\"/><inertia ixx=\"0.1\" ixy=\"0\" ixz=\"0\" iyy=\"0.1\" iyz=\"0\" izz=\"0.1\"/></inertial>";
+
+/// A floating arm with the usual massless frames: `base_footprint` (root) fixed under
+/// `base_link`, and a `tool0` frame with a sphere fixed at the arm's end.
+fn arm_with_frames() -> String {
+    format!(
+        "<robot name=\"arm\">
+          <link name=\"base_footprint\"/>
+          <link name=\"base_link\">{INERTIAL}<collision><geometry><box size=\"0.4 0.4 0.2\"/></geometry></collision></link>
+          <link name=\"arm\">{INERTIAL}</link>
+          <link name=\"tool0\"><collision><origin xyz=\"0 0 0.05\"/><geometry><sphere radius=\"0.05\"/></geometry></collision></link>
+          <joint name=\"footprint\" type=\"fixed\"><parent link=\"base_footprint\"/><child link=\"base_link\"/><origin xyz=\"0 0 0.1\"/></joint>
+          <joint name=\"shoulder\" type=\"revolute\"><parent link=\"base_link\"/><child link=\"arm\"/><origin xyz=\"0 0 0.1\" rpy=\"0.3 0 0\"/><axis xyz=\"0 1 0\"/></joint>
+          <joint name=\"flange\" type=\"fixed\"><parent link=\"arm\"/><child link=\"tool0\"/><origin xyz=\"0.5 0 0\" rpy=\"0 0.2 0\"/></joint>
+        </robot>"
+    )
+}
+
+/// The same robot written without the massless frames: the base pose moved up by the
+/// footprint joint, the sphere placed on the arm through the flange joint by hand.
+fn arm_without_frames() -> String {
+    let flange = Isometry3::translation(0.5, 0.0, 0.0)
+        * nalgebra::UnitQuaternion::from_euler_angles(0.0, 0.2, 0.0)
+        * Isometry3::translation(0.0, 0.0, 0.05);
+    let (p, (r, pch, y)) = (flange.translation.vector, flange.rotation.euler_angles());
+    format!(
+        "<robot name=\"arm\">
+          <link name=\"base_link\">{INERTIAL}<collision><geometry><box size=\"0.4 0.4 0.2\"/></geometry></collision></link>
+          <link name=\"arm\">{INERTIAL}<collision><origin xyz=\"{} {} {}\" rpy=\"{r} {pch} {y}\"/><geometry><sphere radius=\"0.05\"/></geometry></collision></link>
+          <joint name=\"shoulder\" type=\"revolute\"><parent link=\"base_link\"/><child link=\"arm\"/><origin xyz=\"0 0 0.1\" rpy=\"0.3 0 0\"/><axis xyz=\"0 1 0\"/></joint>
+        </robot>",
+        p.x, p.y, p.z
+    )
+}
+
+/// Massless frame links are merged into the bodies they are fixed to, and the robot
+/// moves exactly like the one written without them.
+#[test]
+fn massless_frames_merge_into_their_bodies() {
+    let base = Isometry3::translation(0.0, 0.0, 1.0);
+    let import = |text: &str, base_pose: Isometry3<f64>| {
+        let mut b = ModelBuilder::new();
+        let options = UrdfOptions {
+            base_pose,
+            ..Default::default()
+        };
+        let imported = import_urdf(text, &options, &mut b).unwrap();
+        (b.build().unwrap(), imported)
+    };
+    let (merged, imported) = import(&arm_with_frames(), base);
+    let (plain, _) = import(
+        &arm_without_frames(),
+        base * Isometry3::translation(0.0, 0.0, 0.1),
+    );
+    assert_eq!(merged.bodies().len(), 2);
+    assert_eq!(merged.joints().len(), 1);
+    assert_eq!(imported.merged_joints.len(), 2);
+    assert_eq!(imported.links["tool0"], imported.links["arm"]);
+    assert_eq!(
+        imported.links["base_footprint"],
+        imported.links["base_link"]
+    );
+    let footprint = imported.frames["base_footprint"].translation.vector;
+    assert!((footprint - Vector3::new(0.0, 0.0, -0.1)).norm() < 1e-15);
+
+    let mut a = Simulator::new(merged, 1, 0.01, BackendChoice::Cpu).unwrap();
+    let mut b = Simulator::new(plain, 1, 0.01, BackendChoice::Cpu).unwrap();
+    a.run(100).unwrap();
+    b.run(100).unwrap();
+    for body in 0..2 {
+        let (pa, pb) = (
+            a.state().com_pose(0, BodyId(body)),
+            b.state().com_pose(0, BodyId(body)),
+        );
+        assert!(
+            (pa.translation.vector - pb.translation.vector).norm() < 1e-12
+                && pa.rotation.angle_to(&pb.rotation) < 1e-12,
+            "body {body}: {pa} vs {pb}"
+        );
+    }
+}
+
+/// A scene joint that names a merged link is anchored at that link's frame.
+#[test]
+fn scene_joints_can_hang_from_merged_frames() {
+    let dir = std::env::temp_dir().join(format!("axion-merged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("arm.urdf"), arm_with_frames()).unwrap();
+    // tool0 in the world at the initial pose: base (z 1) · footprint (z 0.1) ·
+    // shoulder · flange.
+    let tool0 = Isometry3::translation(0.0, 0.0, 1.2)
+        * nalgebra::UnitQuaternion::from_euler_angles(0.3, 0.0, 0.0)
+        * Isometry3::translation(0.5, 0.0, 0.0);
+    let p = tool0.translation.vector;
+    let scene = format!(
+        "[[robots]]\nurdf = \"arm.urdf\"\nposition = [0, 0, 1]\n\n[[joints]]\nname = \"pin\"\ntype = \"ball\"\nchild = \"tool0\"\nparent_anchor = [{}, {}, {}]\n",
+        p.x, p.y, p.z
+    );
+    let scene = axion::parse_scene_in(&scene, &dir).unwrap();
+    let sim = Simulator::new(scene.model, 1, 0.01, BackendChoice::Cpu).unwrap();
+    assert!(
+        sim.joint_errors(0).position < 1e-12,
+        "{:?}",
+        sim.joint_errors(0)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn massless_links_that_would_move_are_refused() {
+    let text = arm_with_frames().replace(
+        &format!("<link name=\"arm\">{INERTIAL}</link>"),
+        "<link name=\"arm\"/>",
+    );
+    let err = import_urdf(&text, &UrdfOptions::default(), &mut ModelBuilder::new())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"arm\"") && err.contains("shoulder"), "{err}");
+    let drive_on_merged = UrdfOptions {
+        drives: HashMap::from([(
+            "flange".to_string(),
+            DriveDesc::Velocity {
+                target: 1.0,
+                ke: 1.0,
+            },
+        )]),
+        ..Default::default()
+    };
+    let err = import_urdf(
+        &arm_with_frames(),
+        &drive_on_merged,
+        &mut ModelBuilder::new(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("\"flange\"") && err.contains("merged"),
+        "{err}"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256)))]
+
+    /// Mutated URDFs — a character replaced, a line dropped, a number made NaN or
+    /// negative, the text cut — are imported or refused with an error, and whatever is
+    /// imported can be stepped: never a panic.
+    #[test]
+    fn mutated_urdfs_never_panic(
+        file in 0usize..3,
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        with in proptest::char::range(' ', '~'),
+        how in 0u8..4,
+    ) {
+        let text = match file {
+            0 => robot("skid_steer.urdf"),
+            1 => robot("cartpole.urdf"),
+            _ => arm_with_frames(),
+        };
+        let mutated: String = match how {
+            0 => {
+                let mut chars: Vec<char> = text.chars().collect();
+                let i = at.index(chars.len());
+                chars[i] = with;
+                chars.into_iter().collect()
+            }
+            1 => {
+                let lines: Vec<&str> = text.lines().collect();
+                let i = at.index(lines.len());
+                lines.iter().enumerate().filter(|(k, _)| *k != i).map(|(_, l)| *l).collect::<Vec<_>>().join("\n")
+            }
+            2 => {
+                // Replace the i-th quoted number by NaN, a negative value or zero.
+                let numbers: Vec<usize> = text.match_indices("=\"").map(|(i, _)| i + 2).filter(|&i| text[i..].starts_with(|c: char| c.is_ascii_digit() || c == '-')).collect();
+                let start = numbers[at.index(numbers.len())];
+                let end = start + text[start..].find('"').unwrap();
+                let value = ["nan", "-1", "0", "1e308"][usize::from(with as u8) % 4];
+                format!("{}{value}{}", &text[..start], &text[end..])
+            }
+            _ => text.chars().take(at.index(text.len())).collect(),
+        };
+        let mut b = ModelBuilder::new();
+        if import_urdf(&mutated, &UrdfOptions::default(), &mut b).is_ok()
+            && let Ok(model) = b.build()
+            && let Ok(mut sim) = Simulator::new(model, 1, 0.01, BackendChoice::Cpu)
+        {
+            let _ = sim.step();
+        }
+    }
+}
+
+/// `<limit>` and `<dynamics>` are kept with the joints (the solver does not use them
+/// yet), and inconsistent ones are refused with the joint's name.
+#[test]
+fn urdf_limits_and_dynamics_are_kept() {
+    let mut b = ModelBuilder::new();
+    let bolted = UrdfOptions {
+        fixed_base: true,
+        ..Default::default()
+    };
+    let imported = import_urdf(&robot("cartpole.urdf"), &bolted, &mut b).unwrap();
+    let model = b.build().unwrap();
+    let limited: Vec<_> = model.joints().iter().filter_map(|j| j.limits).collect();
+    assert!(
+        limited
+            .iter()
+            .any(|l| (l.lower, l.upper, l.effort, l.velocity) == (-10.0, 10.0, 1000.0, 5.0))
+    );
+    assert!(!imported.joints.is_empty());
+
+    let with_dynamics = arm_with_frames().replace(
+        "<axis xyz=\"0 1 0\"/>",
+        "<axis xyz=\"0 1 0\"/><limit lower=\"-1\" upper=\"1.5\" effort=\"20\" velocity=\"3\"/><dynamics damping=\"0.7\" friction=\"0.1\"/>",
+    );
+    let mut b = ModelBuilder::new();
+    import_urdf(&with_dynamics, &UrdfOptions::default(), &mut b).unwrap();
+    let model = b.build().unwrap();
+    let shoulder = &model.joints()[0];
+    assert_eq!(
+        shoulder.limits.map(|l| (l.lower, l.upper)),
+        Some((-1.0, 1.5))
+    );
+    assert_eq!(
+        shoulder.dynamics.map(|d| (d.damping, d.friction)),
+        Some((0.7, 0.1))
+    );
+
+    let inverted = with_dynamics.replace("lower=\"-1\" upper=\"1.5\"", "lower=\"2\" upper=\"1\"");
+    let err = import_urdf(&inverted, &UrdfOptions::default(), &mut ModelBuilder::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("\"shoulder\"") && err.contains("above upper"),
+        "{err}"
+    );
+}

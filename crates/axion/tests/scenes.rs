@@ -356,18 +356,18 @@ fn bad_step_inputs_are_errors() {
         Simulator::new(scenes::pendulum().unwrap(), 0, 0.01, BackendChoice::Cpu),
         Err(SimError::Model(axion::ModelError::NoWorlds))
     ));
-    // A degenerate convex hull (points on a line) is refused when the simulator is made.
+    // A degenerate convex hull (points on a line) is refused when the body is added.
     let mut b = axion::ModelBuilder::new();
     let line = axion::Geometry::ConvexHull {
         points: (0..4).map(|i| nalgebra::Vector3::x() * i as f64).collect(),
     };
-    b.add_body(axion::BodyDesc::fixed("rail").shape(axion::ShapeDesc::from_geometry(line)))
-        .unwrap();
-    let err = Simulator::new(b.build().unwrap(), 1, 0.01, BackendChoice::Cpu)
-        .err()
-        .expect("degenerate hull");
+    let err = b
+        .add_body(axion::BodyDesc::fixed("rail").shape(axion::ShapeDesc::from_geometry(line)))
+        .expect_err("degenerate hull");
     assert!(
-        matches!(err, SimError::Collision(_)) && err.to_string().contains("rail"),
+        matches!(err, axion::ModelError::InvalidShape { .. })
+            && err.to_string().contains("rail")
+            && err.to_string().contains("coplanar"),
         "{err}"
     );
     let mut sim =
