@@ -290,7 +290,8 @@ pub struct Summary {
     pub worlds: usize,
     /// Simulated time (s).
     pub simulated: f64,
-    /// Wall-clock time (s), outputs included.
+    /// Wall-clock time (s) of the steps and the trajectory files (the pictures are
+    /// drawn after).
     pub wall: f64,
     /// Simulated time per wall time.
     pub real_time_factor: f64,

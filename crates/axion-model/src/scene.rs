@@ -740,6 +740,7 @@ pub fn parse_scene_as(
             prefix: robot.prefix.clone(),
             friction: robot.friction,
             drives: drives.into_iter().collect(),
+            mesh_folder: path.parent().map(std::path::Path::to_path_buf),
         };
         let imported = import_urdf(&urdf, &options, &mut b)
             .map_err(|e| invalid(line, format!("robot {:?}: {e}", robot.urdf)))?;

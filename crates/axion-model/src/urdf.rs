@@ -4,8 +4,11 @@
 //!   centre of mass (`origin/xyz`) and the inertia, rotated from the inertial frame
 //!   (`origin/rpy`) into the link frame, $I = R I_{inertial} R^\top$.
 //! * `<collision>` boxes, cylinders (along z), capsules and spheres become shapes with
-//!   their `origin` (density 0: the mass is the inertial's). Collision meshes are
-//!   refused (no mesh loading yet); `<visual>` elements are not simulated.
+//!   their `origin` (density 0: the mass is the inertial's). STL collision meshes (with
+//!   their `scale`) become the convex hull of their vertices on moving links and the
+//!   triangle mesh itself on a static root; other mesh formats are refused. Mesh files
+//!   are found from [`UrdfOptions::mesh_folder`] (see [`resolve_mesh`]). `<visual>`
+//!   elements are not simulated.
 //! * Joints: revolute and continuous → revolute, prismatic, fixed, floating → free,
 //!   spherical → ball; planar is refused. The joint frame is the joint `origin` in the
 //!   parent link and the child link's own frame; the axis is in the joint frame.
@@ -72,6 +75,8 @@ pub struct UrdfOptions {
     pub drives: HashMap<String, DriveDesc>,
     /// Friction coefficient of the collision shapes.
     pub friction: f64,
+    /// Folder of the URDF file, from which mesh files are found; `None` refuses meshes.
+    pub mesh_folder: Option<std::path::PathBuf>,
 }
 
 impl Default for UrdfOptions {
@@ -82,6 +87,7 @@ impl Default for UrdfOptions {
             prefix: String::new(),
             drives: HashMap::new(),
             friction: Material::default().friction,
+            mesh_folder: None,
         }
     }
 }
@@ -243,7 +249,8 @@ pub fn import_urdf(
     let mut imported = ImportedRobot::default();
     for name in order.iter().filter(|n| host[*n].link == **n) {
         let link = &robot.links[link_index[name]];
-        let mut desc = if *name == root && options.fixed_base {
+        let is_static = *name == root && options.fixed_base;
+        let mut desc = if is_static {
             BodyDesc::fixed(format!("{}{}", options.prefix, link.name))
         } else {
             let i = &link.inertial;
@@ -271,9 +278,9 @@ pub fn import_urdf(
         for carried in order.iter().filter(|n| host[*n].link == *name) {
             let link = &robot.links[link_index[carried]];
             for collision in &link.collision {
-                let shape = collision_shape(link, &collision.geometry)?;
+                let geometry = collision_geometry(link, &collision.geometry, is_static, options)?;
                 desc = desc.shape(
-                    ShapeDesc::from_geometry(Geometry::Solid(shape))
+                    ShapeDesc::from_geometry(geometry)
                         .at(host[carried].offset * pose(&collision.origin))
                         .density(0.0)
                         .material(Material {
@@ -370,9 +377,19 @@ pub fn import_urdf(
     Ok(imported)
 }
 
-/// The solid of a `<collision>` geometry; meshes are refused.
-fn collision_shape(link: &urdf_rs::Link, geometry: &urdf_rs::Geometry) -> Result<Shape, UrdfError> {
-    Ok(match geometry {
+/// The geometry of a `<collision>` element: a solid, or an STL mesh (convex hull on a
+/// moving link, triangle mesh on a static one).
+fn collision_geometry(
+    link: &urdf_rs::Link,
+    geometry: &urdf_rs::Geometry,
+    is_static: bool,
+    options: &UrdfOptions,
+) -> Result<Geometry, UrdfError> {
+    let unsupported = |what: String| UrdfError::Unsupported {
+        element: format!("link {:?}", link.name),
+        what,
+    };
+    Ok(Geometry::Solid(match geometry {
         urdf_rs::Geometry::Box { size } => Shape::Box {
             half_extents: Vector3::from(**size) / 2.0,
         },
@@ -385,11 +402,63 @@ fn collision_shape(link: &urdf_rs::Link, geometry: &urdf_rs::Geometry) -> Result
             half_length: length / 2.0,
         },
         urdf_rs::Geometry::Sphere { radius } => Shape::Sphere { radius: *radius },
-        urdf_rs::Geometry::Mesh { filename, .. } => {
-            return Err(UrdfError::Unsupported {
-                element: format!("link {:?}", link.name),
-                what: format!("collision mesh {filename:?}"),
+        urdf_rs::Geometry::Mesh { filename, scale } => {
+            let folder = options.mesh_folder.as_deref().ok_or_else(|| {
+                unsupported(format!(
+                    "collision mesh {filename:?} without a folder to find it from"
+                ))
+            })?;
+            let path = resolve_mesh(filename, folder)
+                .ok_or_else(|| unsupported(format!("collision mesh {filename:?}: no such file")))?;
+            let is_stl = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("stl"));
+            if !is_stl {
+                return Err(unsupported(format!(
+                    "collision mesh {filename:?} (only STL meshes are read)"
+                )));
+            }
+            let mesh = std::fs::File::open(&path)
+                .and_then(|f| stl_io::read_stl(&mut std::io::BufReader::new(f)))
+                .map_err(|e| unsupported(format!("collision mesh {filename:?}: {e}")))?;
+            let s = scale.map_or(Vector3::repeat(1.0), |s| Vector3::from(*s));
+            let vertices: Vec<Vector3<f64>> = mesh
+                .vertices
+                .iter()
+                .map(|v| {
+                    Vector3::new(v.0[0] as f64, v.0[1] as f64, v.0[2] as f64).component_mul(&s)
+                })
+                .collect();
+            return Ok(if is_static {
+                let indices = mesh
+                    .faces
+                    .iter()
+                    .map(|f| f.vertices.map(|i| i as u32))
+                    .collect();
+                Geometry::TriMesh { vertices, indices }
+            } else {
+                Geometry::ConvexHull { points: vertices }
             });
         }
-    })
+    }))
+}
+
+/// The file a URDF mesh `filename` names, if it exists: `file://` paths as they are;
+/// `package://pkg/rest` as `A/pkg/rest` or `A/rest` for `A` the URDF's folder or any
+/// folder above it (the nearest wins; ROS itself is not consulted); other names relative
+/// to the URDF's folder.
+pub fn resolve_mesh(filename: &str, folder: &std::path::Path) -> Option<std::path::PathBuf> {
+    if let Some(path) = filename.strip_prefix("file://") {
+        let path = std::path::PathBuf::from(path);
+        return path.is_file().then_some(path);
+    }
+    if let Some(rest) = filename.strip_prefix("package://") {
+        let (package, inside) = rest.split_once('/')?;
+        return folder
+            .ancestors()
+            .flat_map(|a| [a.join(package).join(inside), a.join(inside)])
+            .find(|p| p.is_file());
+    }
+    let path = folder.join(filename);
+    path.is_file().then_some(path)
 }

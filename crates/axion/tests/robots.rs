@@ -419,3 +419,89 @@ fn urdf_limits_and_dynamics_are_kept() {
         "{err}"
     );
 }
+
+/// Writes a box of half extents `h` as an STL file (12 triangles, outward normals).
+fn write_box_stl(path: &std::path::Path, h: [f32; 3]) {
+    let corner = |i: usize| {
+        stl_io::Vertex::new([
+            if i & 1 == 0 { -h[0] } else { h[0] },
+            if i & 2 == 0 { -h[1] } else { h[1] },
+            if i & 4 == 0 { -h[2] } else { h[2] },
+        ])
+    };
+    // Each face as two counter-clockwise triangles seen from outside.
+    let faces = [
+        [0, 2, 3, 1], // -z
+        [4, 5, 7, 6], // +z
+        [0, 1, 5, 4], // -y
+        [2, 6, 7, 3], // +y
+        [0, 4, 6, 2], // -x
+        [1, 3, 7, 5], // +x
+    ];
+    let triangles: Vec<stl_io::Triangle> = faces
+        .iter()
+        .flat_map(|f| [[f[0], f[1], f[2]], [f[0], f[2], f[3]]])
+        .map(|t| stl_io::Triangle {
+            normal: stl_io::Normal::new([0.0, 0.0, 0.0]),
+            vertices: t.map(corner),
+        })
+        .collect();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut file = std::fs::File::create(path).unwrap();
+    stl_io::write_stl(&mut file, triangles.iter()).unwrap();
+}
+
+/// An STL collision mesh (scaled) on a moving link becomes its convex hull, and the
+/// brick it describes comes to rest on the ground at its scaled half height; on a
+/// static root it stays a triangle mesh. Other formats and missing files are refused.
+#[test]
+fn urdf_stl_meshes_collide() {
+    let dir = std::env::temp_dir().join(format!("axion-stl-{}", std::process::id()));
+    write_box_stl(&dir.join("bricks/meshes/brick.stl"), [0.1, 0.1, 0.05]);
+    let urdf = |mesh: &str| {
+        format!(
+            "<robot name=\"brick\"><link name=\"brick\">{INERTIAL}<collision><geometry><mesh filename=\"{mesh}\" scale=\"2 1 1\"/></geometry></collision></link></robot>"
+        )
+    };
+    std::fs::write(
+        dir.join("brick.urdf"),
+        urdf("package://bricks/meshes/brick.stl"),
+    )
+    .unwrap();
+    let scene = "[simulation]\ndt = 0.01\n\n[[bodies]]\nname = \"ground\"\nkind = \"static\"\nshapes = [{ type = \"half-space\", normal = [0, 0, 1] }]\n\n[[robots]]\nurdf = \"brick.urdf\"\nposition = [0, 0, 0.3]\n";
+    let scene = axion::parse_scene_in(scene, &dir).unwrap();
+    let brick = &scene.model.bodies()[1];
+    let Geometry::ConvexHull { points } = &brick.shapes[0].geometry else {
+        panic!("expected a convex hull, got {:?}", brick.shapes[0].geometry)
+    };
+    assert_eq!(points.len(), 8);
+    assert!(points.iter().all(|p| (p.x.abs() - 0.2).abs() < 1e-7));
+    let mut sim = Simulator::new(scene.model, 1, 0.01, BackendChoice::Cpu).unwrap();
+    sim.run(150).unwrap();
+    let z = sim.state().com_pose(0, BodyId(1)).translation.z;
+    assert!((z - 0.05).abs() < 1e-6, "brick rests at z = {z}");
+    assert!(sim.last_report().all_converged());
+
+    let options = |fixed_base| UrdfOptions {
+        fixed_base,
+        mesh_folder: Some(dir.clone()),
+        ..Default::default()
+    };
+    let mut b = ModelBuilder::new();
+    import_urdf(&urdf("bricks/meshes/brick.stl"), &options(true), &mut b).unwrap();
+    let model = b.build().unwrap();
+    assert!(matches!(
+        &model.bodies()[0].shapes[0].geometry,
+        Geometry::TriMesh { indices, .. } if indices.len() == 12
+    ));
+    let refused = |mesh: &str, options: &UrdfOptions| {
+        import_urdf(&urdf(mesh), options, &mut ModelBuilder::new())
+            .unwrap_err()
+            .to_string()
+    };
+    std::fs::write(dir.join("brick.dae"), "<COLLADA/>").unwrap();
+    assert!(refused("brick.dae", &options(false)).contains("only STL"));
+    assert!(refused("nowhere.stl", &options(false)).contains("no such file"));
+    assert!(refused("brick.stl", &UrdfOptions::default()).contains("without a folder"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
