@@ -36,35 +36,38 @@ pub struct Series {
 /// A panel: title, unit, and its lines (legend, values, colour).
 type Panel<'a> = (&'a str, &'a str, Vec<(&'a str, &'a [f64], RGBColor)>);
 
-/// A y range that contains `values` with a 5 % margin, and a non-empty one when they
-/// are all equal.
+/// A y range that contains `values` with a 5 % margin; `0..1` when they are all zero,
+/// and a non-empty one around them when they are all equal.
 fn y_range(values: &[&[f64]]) -> std::ops::Range<f64> {
     let all = values.iter().flat_map(|v| v.iter().copied());
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
-    if !lo.is_finite() || !hi.is_finite() {
+    if !lo.is_finite() || !hi.is_finite() || (lo == 0.0 && hi == 0.0) {
         return 0.0..1.0;
     }
     let pad = if hi > lo {
         0.05 * (hi - lo)
     } else {
-        0.5 * lo.abs().max(1e-12)
+        0.5 * lo.abs()
     };
     (lo - pad)..(hi + pad)
 }
 
-/// A tick label: plain with at most three decimals (trailing zeros dropped) for
-/// ordinary magnitudes, scientific for tiny or huge ones.
-fn label(v: &f64) -> String {
-    let a = v.abs();
-    if a < 1e-12 {
-        "0".into()
-    } else if (1e-2..1e5).contains(&a) {
-        let s = format!("{v:.3}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        format!("{v:.1e}")
+/// Tick labels for an axis spanning `range`: scientific when its magnitude is below
+/// 10⁻² or above 10⁵ (joint errors of 10⁻¹³ m must not all read "0"), otherwise plain
+/// with as many decimals as the span needs.
+fn labeller(range: &std::ops::Range<f64>) -> impl Fn(&f64) -> String {
+    let magnitude = range.start.abs().max(range.end.abs());
+    let span = (range.end - range.start).max(f64::MIN_POSITIVE);
+    let scientific = !(1e-2..1e5).contains(&magnitude);
+    let decimals = (1.0 - span.log10().floor()).clamp(0.0, 6.0) as usize;
+    move |v: &f64| {
+        if scientific {
+            format!("{v:.2e}")
+        } else {
+            format!("{v:.decimals$}")
+        }
     }
 }
 
@@ -120,12 +123,14 @@ fn draw(series: &Series, title: &str, path: &Path) -> Result<(), Box<dyn std::er
     ];
     for (area, (name, unit, lines)) in panels.iter().zip(specs) {
         let ys: Vec<&[f64]> = lines.iter().map(|l| l.1).collect();
+        let range = y_range(&ys);
+        let label = labeller(&range);
         let mut chart = ChartBuilder::on(area)
             .caption(name, (FAMILY, 20))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(90)
-            .build_cartesian_2d(0.0..t_end, y_range(&ys))?;
+            .build_cartesian_2d(0.0..t_end, range.clone())?;
         chart
             .configure_mesh()
             .x_desc("t (s)")
