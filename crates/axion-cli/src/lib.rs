@@ -676,9 +676,9 @@ mod tests {
     use super::*;
 
     /// The plotted penetration is the current one, measured afresh at every step: a
-    /// stack at rest reads below 1e-9 m, and a one-step transient (parry drops a
-    /// corner of the top face pair at t = 2.61 s, the corner sinks 2.7e-7 m, the next
-    /// step restores it) shows at that step only instead of staying on the plot.
+    /// stack of equal cubes at rest reads below 1e-9 m at every step. (Before the
+    /// face-corner completion of box manifolds, parry dropped a shared corner at
+    /// t = 2.61 s and that corner sank 2.7e-7 m for one step.)
     #[test]
     fn plotted_penetration_is_measured_each_step() {
         let dir = std::env::temp_dir().join(format!("axion-series-{}", std::process::id()));
@@ -695,11 +695,9 @@ mod tests {
         let deep: Vec<usize> = (0..s.t.len())
             .filter(|&k| s.penetration[k] > 1e-9)
             .collect();
-        assert!(deep.len() <= 1, "penetration above 1e-9 m at {deep:?}");
         assert!(
-            s.penetration.iter().all(|&p| p < 1e-6),
-            "{:?}",
-            s.penetration
+            deep.is_empty(),
+            "penetration above 1e-9 m at steps {deep:?}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

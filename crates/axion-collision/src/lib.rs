@@ -271,6 +271,11 @@ impl CollisionWorld {
                     dist: point.dist,
                 }));
             }
+            if let (Some(box_b), Some(box_a)) = (cb.shape.as_cuboid(), ca.shape.as_cuboid()) {
+                let e_b = from_parry_vector(&box_b.half_extents);
+                let e_a = from_parry_vector(&box_a.half_extents);
+                complete_face_corners(&mut raw, (pose_b, e_b), (pose_a, e_a), margin);
+            }
             // parry's closest points (GJK/EPA) check the manifold. Its box–box manifold can
             // miss a separated edge–edge feature within the margin (no point, or only
             // farther ones): the closest point is added. On rare penetrating box pairs it
@@ -331,6 +336,84 @@ struct RawPoint {
     n_b: Vector3<f64>,
     n_a: Vector3<f64>,
     dist: f64,
+}
+
+/// The face of a box whose outward unit normal is `n` (box frame), if `n` is one to
+/// within $10^{-9}$ rad: its axis and side.
+fn box_face(n: &Vector3<f64>) -> Option<(usize, f64)> {
+    let k = n.iamax();
+    let off_axis = (n.norm_squared() - n[k] * n[k]).max(0.0).sqrt();
+    (off_axis <= 1e-9 * n[k].abs()).then_some((k, n[k].signum()))
+}
+
+/// Completes a face–face box manifold with the face corners parry's clipping can drop.
+///
+/// parry clips the two faces with strict sign tests; when corners of the two faces
+/// coincide (equal boxes stacked exactly), rounding can put a shared corner outside
+/// both faces and that corner gets no contact, so a resting box loses a support for a
+/// step. When the manifold normal is a face normal of both boxes, every corner of
+/// each face that lies over the other face (to $10^{-9}$ of its size) within the margin
+/// is added: for a corner $v$ of box a's face, in box b's frame, the gap is
+/// $d = s v_k - e_k$ for b's face $(k, s)$ with half extents $e$, and its foot on that
+/// face is $v - d s \hat e_k$. Points parry already has are merged later as duplicates.
+fn complete_face_corners(
+    raw: &mut Vec<RawPoint>,
+    (pose_b, e_b): (Isometry3<f64>, Vector3<f64>),
+    (pose_a, e_a): (Isometry3<f64>, Vector3<f64>),
+    margin: f64,
+) {
+    let Some(first) = raw.first() else {
+        return;
+    };
+    let (n_b, n_a) = (first.n_b, first.n_a);
+    let (Some(face_b), Some(face_a)) = (box_face(&n_b), box_face(&n_a)) else {
+        return;
+    };
+    let a_in_b = pose_b.inverse() * pose_a;
+    let corners = |(k, s): (usize, f64), e: &Vector3<f64>| {
+        let (i, j) = ((k + 1) % 3, (k + 2) % 3);
+        [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)].map(|(u, w)| {
+            let mut v = Vector3::zeros();
+            v[k] = s * e[k];
+            v[i] = u * e[i];
+            v[j] = w * e[j];
+            v
+        })
+    };
+    // Corner `v` (frame of box `from`) over the face (k, s) of box `onto` (half extents
+    // e): its gap and its foot on that face, both in `onto`'s frame.
+    let over = |v: Vector3<f64>, (k, s): (usize, f64), e: &Vector3<f64>| {
+        let tol = 1e-9 * e.max();
+        let d = s * v[k] - e[k];
+        let inside = (0..3).all(|m| m == k || v[m].abs() <= e[m] + tol);
+        (inside && d <= margin && d >= -e[k]).then(|| {
+            let mut foot = v;
+            foot[k] -= s * d;
+            (d, foot)
+        })
+    };
+    let point = |pose: &Isometry3<f64>, v: Vector3<f64>| (pose * nalgebra::Point3::from(v)).coords;
+    let b_in_a = a_in_b.inverse();
+    let mut added = Vec::new();
+    for v_a in corners(face_a, &e_a) {
+        if let Some((dist, foot)) = over(point(&a_in_b, v_a), face_b, &e_b) {
+            added.push((foot, v_a, dist));
+        }
+    }
+    for v_b in corners(face_b, &e_b) {
+        if let Some((dist, foot)) = over(point(&b_in_a, v_b), face_a, &e_a) {
+            added.push((v_b, foot, dist));
+        }
+    }
+    raw.extend(added.into_iter().map(|(p_b, p_a, dist)| RawPoint {
+        pose_b,
+        pose_a,
+        p_b,
+        p_a,
+        n_b,
+        n_a,
+        dist,
+    }));
 }
 
 impl CollisionWorld {

@@ -366,3 +366,35 @@ fn meshes_and_height_fields_collide() {
         .expect_err("degenerate hull");
     assert!(err.to_string().contains("flat"), "{err}");
 }
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Equal boxes stacked face to face, offset by rounding-sized amounts (as a resting
+    /// stack is): all four shared corners are contacts at the gap, whatever the
+    /// offsets' signs (parry's clipping alone drops one for some of them).
+    #[test]
+    fn stacked_equal_boxes_touch_at_four_corners(
+        dx in -1e-15f64..1e-15,
+        dy in -1e-15f64..1e-15,
+        gap in -1e-10f64..1e-10,
+        angle in -1e-14f64..1e-14,
+    ) {
+        let cube = Shape::Box { half_extents: Vector3::repeat(0.5) };
+        let top = BodyDesc::dynamic("top").pose(Isometry3::from_parts(
+            Vector3::new(dx, dy, 1.5 + gap).into(),
+            UnitQuaternion::from_axis_angle(&Vector3::z_axis(), angle),
+        ));
+        let (model, world) = world_with(vec![
+            (BodyDesc::dynamic("bottom").at(Vector3::new(0.0, 0.0, 0.5)), ShapeDesc::new(cube)),
+            (top, ShapeDesc::new(cube)),
+        ]);
+        let contacts = detect(&model, &world, 0.02);
+        prop_assert_eq!(contacts.len(), 4, "{:?}", contacts);
+        for c in &contacts {
+            prop_assert!((c.gap - gap).abs() < 1e-12, "gap {} vs {}", c.gap, gap);
+            let corner = c.point.local_b;
+            prop_assert!((corner.x.abs() - 0.5).abs() < 1e-9 && (corner.y.abs() - 0.5).abs() < 1e-9);
+        }
+    }
+}
