@@ -1,6 +1,7 @@
 // The implicit Newton step of axion-rs for joints and drives, one invocation per world
-// (crates/axion-gpu/src/step.rs is its twin and documents the equations). Needs
-// quat.wgsl prepended.
+// in each of four kernels (step_begin, step_direction, step_search, step_finish;
+// crates/axion-gpu/src/step.rs is the twin and documents the equations), plus
+// probe_rows, which evaluates the rows for the tests. Needs quat.wgsl prepended.
 //
 // Every per-world array is interleaved: element `slot` of world `w` lives at
 // `slot * worlds + w`, so that neighbouring invocations read neighbouring words.
@@ -83,6 +84,7 @@ var<private> s_y: u32;
 var<private> s_xb: u32;
 var<private> s_dstart: u32;
 
+// Keep in sync with `Packed::scratch_slots`, `slot_jac` and `slot_res` in step.rs.
 fn layout_scratch() {
     let b = P.bodies;
     let r = P.rows;
@@ -1018,5 +1020,34 @@ fn step_finish(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     for (var i = 0u; i < P.rows; i++) {
         stset(13u * P.bodies + i, sget(s_l + i));
+    }
+}
+
+// For the tests: every joint row c(q) and drive coordinate q at the state's poses,
+// with their Jacobians, into the residual and Jacobian slots of scratch.
+@compute @workgroup_size(64)
+fn probe_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) {
+        return;
+    }
+    for (var b = 0u; b < P.bodies; b++) {
+        let p = start_pose(b);
+        sset3(s_pose + 7u * b, p.x);
+        sset3(s_pose + 7u * b + 3u, p.q.xyz);
+        sset(s_pose + 7u * b + 6u, p.q.w);
+    }
+    for (var j = 0u; j < P.joints; j++) {
+        let g = joint_geo(j);
+        let first = joint_first_row(j);
+        for (var k = 0u; k < joint_row_count(j); k++) {
+            let row = joint_row(j, g, k);
+            sset(s_res + first + k, row.err);
+            set_jac(first + k, row.al, row.aa, row.bl, row.ba);
+        }
+    }
+    for (var d = 0u; d < P.drives; d++) {
+        let c = coordinate(drive_joint(d), drive_is_angle(d));
+        sset(s_res + P.joint_rows + d, c.value);
+        set_jac(P.joint_rows + d, c.al, c.aa, c.bl, c.ba);
     }
 }

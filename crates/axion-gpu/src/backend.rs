@@ -26,9 +26,11 @@ pub struct GpuSettings {
     /// Relative diagonal $\delta_i = $ this $\times\thinspace w_i$ added to the Schur matrix
     /// (changes the iterates, not the solution).
     pub regularization: f64,
-    /// Put the rows' geometric stiffness on each body's own block of the Newton matrix
-    /// (leave on: without it a light body on a long lever, like the pendulum's bob,
-    /// makes Newton stall).
+    /// Put the rows' geometric stiffness on each body's own block of the Newton matrix.
+    /// Leave on: measured over 1 s on lavapipe, without it the pendulum converges in
+    /// 94/100 steps at h = 0.01 and 9/20 at h = 0.05, the 20-link chain in 15/20 at
+    /// h = 0.05 and a 10 kg bob on five 0.1 kg links in 0/20 at h = 0.05 (with it:
+    /// every step, 2–4 iterations on average).
     pub geometric_stiffness: bool,
 }
 
@@ -55,8 +57,7 @@ struct Batch {
     state: wgpu::Buffer,
     control: wgpu::Buffer,
     stats: wgpu::Buffer,
-    /// Kept alive for the bind group.
-    _scratch: wgpu::Buffer,
+    scratch: wgpu::Buffer,
     bind: wgpu::BindGroup,
     /// The host state last written to or read from the device, and the device time.
     synced: Option<State>,
@@ -83,6 +84,16 @@ struct Pipelines {
     direction: wgpu::ComputePipeline,
     search: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
+    probe_rows: wgpu::ComputePipeline,
+}
+
+/// One row as the kernel evaluates it (see [`GpuBackend::probe_rows`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowProbe {
+    /// The joint error $c(q)$ (m or rad), or the drive's joint coordinate.
+    pub value: f32,
+    /// Jacobian blocks: parent (linear, angular), child (linear, angular).
+    pub jacobian: [f32; 12],
 }
 
 impl GpuBackend {
@@ -138,6 +149,7 @@ impl GpuBackend {
                 direction: pipeline("step_direction"),
                 search: pipeline("step_search"),
                 finish: pipeline("step_finish"),
+                probe_rows: pipeline("probe_rows"),
             };
             (layout, pipelines)
         })?;
@@ -269,7 +281,7 @@ impl GpuBackend {
             let model_u = init("model u32", bytemuck::cast_slice(&model_u), storage);
             let state = empty("state", bytes(packed.state_slots()), storage | copy);
             let control = empty("control", bytes(packed.control_slots()), storage | copy);
-            let scratch = empty("scratch", largest, storage);
+            let scratch = empty("scratch", largest, storage | copy);
             let stats = empty("stats", bytes(STATS), storage | copy);
             let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
                 label: Some("axion step"),
@@ -292,7 +304,7 @@ impl GpuBackend {
                 state,
                 control,
                 stats,
-                _scratch: scratch,
+                scratch,
                 bind,
                 synced: None,
                 time: 0.0,
@@ -396,6 +408,45 @@ impl GpuBackend {
         let batch = self.batch.as_mut().expect("checked above");
         batch.synced = Some(state.clone());
         Ok(())
+    }
+
+    /// The rows the step kernel evaluates at the poses of `state`, per world: the
+    /// model's joint rows, then one coordinate row per drive. For tests of the WGSL
+    /// row math against `axion-constraints`. Replaces the batch's device state.
+    pub fn probe_rows(
+        &mut self,
+        model: &Model,
+        state: &State,
+    ) -> Result<Vec<Vec<RowProbe>>, GpuError> {
+        self.upload(model, state)?;
+        let batch = self.batch()?;
+        let groups = batch.worlds.div_ceil(WORKGROUP as usize) as u32;
+        self.ctx.checked(|ctx| {
+            let mut encoder = ctx.device().create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_bind_group(0, &batch.bind, &[]);
+                pass.set_pipeline(&self.pipelines.probe_rows);
+                pass.dispatch_workgroups(groups, 1, 1);
+            }
+            ctx.queue().submit([encoder.finish()]);
+        })?;
+        let p = &batch.packed;
+        let w = batch.worlds;
+        let size = (p.scratch_slots() * w * 4) as u64;
+        let raw = self.ctx.read_back(&batch.scratch, size)?;
+        let s: Vec<f32> = bytemuck::pod_collect_to_vec(&raw);
+        let at = |slot: usize, world: usize| s[slot * w + world];
+        Ok((0..w)
+            .map(|world| {
+                (0..p.rows)
+                    .map(|i| RowProbe {
+                        value: at(p.slot_res() + i, world),
+                        jacobian: std::array::from_fn(|k| at(p.slot_jac() + 12 * i + k, world)),
+                    })
+                    .collect()
+            })
+            .collect())
     }
 
     /// Statistics of the last step run on the device, per world.

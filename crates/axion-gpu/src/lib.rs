@@ -24,7 +24,7 @@ pub mod error;
 pub mod kinematics;
 pub mod step;
 
-pub use backend::{GpuBackend, GpuSettings};
+pub use backend::{GpuBackend, GpuSettings, RowProbe};
 pub use context::{AdapterReport, GpuContext};
 pub use error::GpuError;
 

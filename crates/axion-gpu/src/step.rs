@@ -1,6 +1,13 @@
 //! Rust twin of `shaders/step.wgsl`: the implicit Newton step of a batch of worlds with
-//! joints and drives, one invocation per world, and the packing of a [`Model`] into the
-//! kernel's buffers.
+//! joints and drives, and the packing of a [`Model`] into the kernels' buffers.
+//!
+//! A step is a fixed sequence of dispatches, each with one invocation per world:
+//! `step_begin` (start from $u^-$ and the previous multipliers, evaluate), then
+//! `max_iterations` times `step_direction` (Schur solve) and `step_search` (line
+//! search), then `step_finish` (write the state). A world that has converged, stalled
+//! or failed does nothing in the later dispatches. (An earlier version ran the whole
+//! Newton loop in one kernel; lavapipe's compiler mis-executed that very large kernel
+//! on the 20-link chain, and long kernels also risk the watchdogs of desktop GPUs.)
 //!
 //! # The equations (the same discrete system as `axion-cpu`, backward Euler)
 //!
@@ -108,9 +115,19 @@ pub(crate) struct Packed {
 }
 
 impl Packed {
-    /// Scratch slots per world (must match `layout_scratch` in `step.wgsl`).
+    /// Scratch slots per world (must match `layout_scratch` in `step.wgsl`): per body
+    /// 7 (pose) + 7 × 6 (velocities, directions, residuals, temporaries) + 2 × 9
+    /// (inverse angular mass, stiffness); per row 12 (Jacobian) + 14; per drive 1.
     pub fn scratch_slots(&self) -> usize {
         (7 + 6 * 6 + 9 * 2) * self.bodies + (12 + 14) * self.rows + self.drives
+    }
+    /// First scratch slot of the row Jacobians (12 per row).
+    pub fn slot_jac(&self) -> usize {
+        (7 + 6 * 6 + 9 * 2) * self.bodies + 3 * self.rows
+    }
+    /// First scratch slot of the row residuals (1 per row).
+    pub fn slot_res(&self) -> usize {
+        self.slot_jac() + 12 * self.rows
     }
     /// State slots per world: $q$ (7 per body), $u$ (6 per body), $\lambda$.
     pub fn state_slots(&self) -> usize {
@@ -379,7 +396,13 @@ mod tests {
     #[test]
     fn step_is_valid_wgsl_with_the_rust_layout() {
         let module = validate_wgsl(&step_source());
-        for name in ["step_begin", "step_direction", "step_search", "step_finish"] {
+        for name in [
+            "step_begin",
+            "step_direction",
+            "step_search",
+            "step_finish",
+            "probe_rows",
+        ] {
             let entry = module
                 .entry_points
                 .iter()
