@@ -391,6 +391,17 @@ impl GpuBackend {
         Ok(())
     }
 
+    /// Blocks until all submitted work (for example [`GpuBackend::advance`]) is done.
+    pub fn finish(&self) -> Result<(), GpuError> {
+        self.ctx
+            .device()
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| GpuError::Operation {
+                reason: e.to_string(),
+            })
+    }
+
     /// Reads the device state into `state` (which must have the batch's size).
     pub fn download(&mut self, state: &mut State) -> Result<(), GpuError> {
         let batch = self.batch()?;

@@ -16,8 +16,8 @@
 //! $q^+ = q^- \oplus h\thinspace G\thinspace u^+$ (exponential map, renormalised). Residuals:
 //! $$h_{dyn} = \tilde M(\theta^+)u^+ - \tilde M(\theta^-)u^- - h f_{ext} - h\sum_i J_i^\top\lambda_i,\qquad
 //!   h_i = \frac{c_i(q^+) + \varepsilon\lambda_i}{h}\ \text{(joints)},\qquad
-//!   h_i = \alpha h(\lambda_i - \text{law}_i)\ \text{(drives)},$$
-//! with the rows of `axion-constraints` (point, angle, axis-alignment and slide locks;
+//!   h_i = \alpha h(\lambda_i - \ell_i)\ \text{(drives)},$$
+//! ($\ell_i$ the drive's PD or velocity law), with the rows of `axion-constraints` (point, angle, axis-alignment and slide locks;
 //! revolute and prismatic coordinates) evaluated at $q^+$.
 //!
 //! # The Newton iteration
@@ -40,7 +40,7 @@
 //!
 //! The Schur matrix is never assembled: $A x$ is a gather over the body → rows
 //! adjacency, $t_b = \hat M_b^{-1}\sum_{i \ni b} J_{i,b}^\top x_i$, then
-//! $(Ax)_i = J_{i,a}t_a + J_{i,b}t_b + (C_i + \delta_i)x_i$. It is solved by the conjugate
+//! $y = Ax$ with $y_i = J_{i,a}t_a + J_{i,b}t_b + (C_i + \delta_i)x_i$. It is solved by the conjugate
 //! residual method with the Jacobi preconditioner $P_i = 1/(w_i + C_i + \delta_i)$, from
 //! $\Delta\lambda = 0$, until $\lVert r\rVert \le \text{tol}\thinspace\lVert b\rVert$. A backtracking line
 //! search (Armijo on the merit $\tfrac12\lVert F\rVert^2$, $F$ = every residual in m/s as on
