@@ -162,3 +162,150 @@ fn servos_match_cpu() {
         }
     }
 }
+
+#[test]
+fn cartpole_matches_cpu() {
+    // A prismatic velocity drive on the cart, a hinge with a dynamic parent.
+    let model = scenes::cartpole(1.0).unwrap();
+    if let Some(p) = run("cartpole h=0.01", &model, 0.01, 1.0) {
+        check(&p, "cartpole");
+    }
+}
+
+#[test]
+fn double_pendulum_matches_cpu() {
+    let model = scenes::double_pendulum().unwrap();
+    if let Some(p) = run("double pendulum h=0.01", &model, 0.01, 1.0) {
+        check(&p, "double pendulum");
+    }
+}
+
+/// Every joint kind, a static parent that is a body (not the world), a centre of mass
+/// off the reference frame, a compliant joint and an external wrench.
+#[test]
+fn mixed_joints_with_a_wrench_match_cpu() {
+    use axion_model::{BodyDesc, JointDesc, JointType, ModelBuilder};
+    use nalgebra::{Isometry3, Matrix3, Vector3};
+    let mut b = ModelBuilder::new();
+    let inertia = |m: f64| Matrix3::from_diagonal(&Vector3::new(0.02, 0.03, 0.04)) * m;
+    let base = b
+        .add_body(BodyDesc::fixed("base").at(Vector3::new(0.1, -0.2, 1.0)))
+        .unwrap();
+    let a = b
+        .add_body(
+            BodyDesc::dynamic("a")
+                .at(Vector3::new(0.1, -0.2, 0.6))
+                .mass(1.0, Vector3::new(0.02, 0.0, -0.01), inertia(1.0)),
+        )
+        .unwrap();
+    let c = b
+        .add_body(
+            BodyDesc::dynamic("c")
+                .at(Vector3::new(0.4, -0.2, 0.6))
+                .mass(0.5, Vector3::zeros(), inertia(0.5)),
+        )
+        .unwrap();
+    let d = b
+        .add_body(
+            BodyDesc::dynamic("d")
+                .at(Vector3::new(0.7, -0.2, 0.6))
+                .mass(0.3, Vector3::zeros(), inertia(0.3)),
+        )
+        .unwrap();
+    b.add_joint(
+        JointDesc::new("ball", JointType::Ball, Some(base), a).frames(
+            Isometry3::translation(0.0, 0.0, -0.2),
+            Isometry3::translation(0.0, 0.0, 0.2),
+        ),
+    )
+    .unwrap();
+    b.add_joint(
+        JointDesc::new("weld", JointType::Fixed, Some(a), c)
+            .frames(
+                Isometry3::translation(0.15, 0.0, 0.0),
+                Isometry3::translation(-0.15, 0.0, 0.0),
+            )
+            .compliance(1e-4),
+    )
+    .unwrap();
+    b.add_joint(
+        JointDesc::new(
+            "slide",
+            JointType::Prismatic {
+                axis: Vector3::new(1.0, 0.2, 0.0),
+            },
+            Some(c),
+            d,
+        )
+        .frames(
+            Isometry3::translation(0.15, 0.0, 0.0),
+            Isometry3::translation(-0.15, 0.0, 0.0),
+        )
+        .drive(DriveDesc::Position {
+            target: 0.1,
+            target_velocity: 0.0,
+            ke: 200.0,
+            kd: 5.0,
+        }),
+    )
+    .unwrap();
+    let model = b.build().unwrap();
+    let Some(mut gpu) = common::backend(&model, 1, GpuSettings::default()) else {
+        return;
+    };
+    let mut cpu = CpuBackend::default();
+    let mut s_cpu = State::new(&model, 1).unwrap();
+    let mut s_gpu = s_cpu.clone();
+    let mut control = Control::new(&model, 1);
+    control.set_wrench(
+        0,
+        BodyId(3),
+        Vector3::new(0.5, 1.0, 0.0),
+        Vector3::new(0.0, 0.0, 0.05),
+    );
+    let mut converged = 0;
+    for _ in 0..100 {
+        assert!(
+            cpu.step(&model, &mut s_cpu, &control, 0.01)
+                .unwrap()
+                .all_converged()
+        );
+        converged += usize::from(
+            gpu.step(&model, &mut s_gpu, &control, 0.01)
+                .unwrap()
+                .all_converged(),
+        );
+    }
+    let mut worst: f64 = 0.0;
+    for body in 0..4 {
+        let (qc, qg) = (
+            s_cpu.com_pose(0, BodyId(body)),
+            s_gpu.com_pose(0, BodyId(body)),
+        );
+        worst = worst.max((qc.translation.vector - qg.translation.vector).norm());
+    }
+    let e = measure::joint_errors(&model, &s_gpu, 0);
+    println!(
+        "mixed joints h=0.01: |Δx| {worst:.2e} m after 1 s; GPU joint errors {:.2e} m, {:.2e} rad; converged {converged}/100",
+        e.position, e.orientation
+    );
+    assert!(worst <= 1e-3, "position differs by {worst} m");
+    assert_eq!(converged, 100);
+}
+
+/// A step that cannot converge says so.
+#[test]
+fn impossible_system_reports_non_convergence() {
+    let model = scenes::impossible().unwrap();
+    let Some(mut gpu) = common::backend(&model, 2, GpuSettings::default()) else {
+        return;
+    };
+    let mut state = State::new(&model, 2).unwrap();
+    let report = gpu
+        .step(&model, &mut state, &Control::new(&model, 2), 0.01)
+        .unwrap();
+    for s in &report.worlds {
+        assert!(!s.converged, "{s:?}");
+        assert!(s.joints > 1e-3, "{s:?}");
+    }
+}
