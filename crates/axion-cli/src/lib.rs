@@ -517,7 +517,8 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
     if options.worlds == 1 {
         options.worlds = s.worlds;
     }
-    if !matches!(options.backend, BackendChoice::CpuWith(_))
+    // The scene's CPU settings apply to the CPU backends; an explicit GPU choice stays.
+    if matches!(options.backend, BackendChoice::Auto | BackendChoice::Cpu)
         && (s.integrator == "energy-momentum" || s.solver != axion::SolverOverrides::default())
     {
         options.backend = BackendChoice::CpuWith(solver_settings(s));

@@ -77,10 +77,12 @@ struct RunArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Backend {
-    /// The best available backend (today the CPU).
+    /// The best available backend (the GPU for large batches on a hardware adapter).
     Auto,
     /// The CPU reference backend.
     Cpu,
+    /// The GPU backend (wgpu, f32; joints and drives only for now).
+    Gpu,
 }
 
 impl RunArgs {
@@ -92,6 +94,7 @@ impl RunArgs {
             backend: match self.backend {
                 Backend::Auto => BackendChoice::Auto,
                 Backend::Cpu => BackendChoice::Cpu,
+                Backend::Gpu => BackendChoice::Gpu,
             },
             out: self.out.clone(),
             progress: !self.quiet,

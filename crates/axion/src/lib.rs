@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 pub use axion_collision as collision;
 pub use axion_constraints as constraints;
 pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
+pub use axion_gpu::{GpuBackend, GpuError, GpuSettings};
 pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors};
 pub use axion_model::{
@@ -53,11 +54,24 @@ pub enum BackendChoice {
     Cpu,
     /// The CPU reference with custom solver settings.
     CpuWith(SolverSettings),
-    /// The best available backend for the batch. Today: the CPU (the GPU backend is
-    /// planned); the reason is reported by [`Simulator::backend_reason`].
+    /// The GPU backend (f32, wgpu): an error if there is no adapter or the model uses
+    /// what it does not implement yet (contacts).
+    Gpu,
+    /// The GPU backend with custom settings.
+    GpuWith(GpuSettings),
+    /// The best available backend for the batch: the GPU for at least
+    /// [`AUTO_GPU_MIN_WORLDS`] worlds of a model it can run on a hardware adapter,
+    /// otherwise the CPU. The choice and the reason (with the adapter) are reported by
+    /// [`Simulator::backend_reason`].
     #[default]
     Auto,
 }
+
+/// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU. Provisional:
+/// chosen without a hardware GPU to measure on. A GPU step is a fixed sequence of
+/// dispatches whatever the batch (about 6 ms for one world on lavapipe), while the CPU
+/// steps a small world in tens of microseconds, so small batches stay on the CPU.
+pub const AUTO_GPU_MIN_WORLDS: usize = 256;
 
 /// Why a simulator could not be created or stepped.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -71,6 +85,9 @@ pub enum SimError {
     /// A collision shape cannot be used (a degenerate hull, an invalid mesh).
     #[error(transparent)]
     Collision(#[from] axion_collision::CollisionError),
+    /// The GPU backend was requested and cannot run (no adapter, unsupported model).
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
 }
 
 /// What a run did, for a summary line.
@@ -94,6 +111,43 @@ impl RunSummary {
     /// Simulated time per wall-clock time (per world).
     pub fn real_time_factor(&self) -> f64 {
         self.simulated / self.wall.as_secs_f64().max(1e-12)
+    }
+}
+
+/// The GPU backend, as requested.
+fn gpu(
+    model: &Model,
+    worlds: usize,
+    settings: GpuSettings,
+) -> Result<(Box<dyn Backend>, String), GpuError> {
+    let backend = GpuBackend::for_model(model, worlds, settings)?;
+    let reason = format!("requested, on {}", backend.adapter());
+    Ok((Box::new(backend), reason))
+}
+
+/// The automatic choice (see [`BackendChoice::Auto`]).
+fn auto(model: &Model, worlds: usize) -> (Box<dyn Backend>, String) {
+    let cpu = |why: String| -> (Box<dyn Backend>, String) {
+        (Box::new(CpuBackend::default()), format!("auto: CPU, {why}"))
+    };
+    if worlds < AUTO_GPU_MIN_WORLDS {
+        return cpu(format!(
+            "{worlds} worlds (the GPU is used from {AUTO_GPU_MIN_WORLDS})"
+        ));
+    }
+    if let Err(e) = axion_gpu::check_model(model) {
+        return cpu(e.to_string());
+    }
+    match GpuBackend::for_model(model, worlds, GpuSettings::default()) {
+        Ok(g) if g.adapter().is_hardware() => {
+            let reason = format!("auto: GPU {} for {worlds} worlds", g.adapter());
+            (Box::new(g), reason)
+        }
+        Ok(g) => cpu(format!(
+            "the only adapter is a software one ({})",
+            g.adapter()
+        )),
+        Err(e) => cpu(e.to_string()),
     }
 }
 
@@ -129,10 +183,9 @@ impl Simulator {
             BackendChoice::CpuWith(settings) => {
                 (Box::new(CpuBackend::new(settings)), "requested".into())
             }
-            BackendChoice::Auto => (
-                Box::new(CpuBackend::default()),
-                "auto: the CPU backend is the only one built".into(),
-            ),
+            BackendChoice::Gpu => gpu(&model, worlds, GpuSettings::default())?,
+            BackendChoice::GpuWith(settings) => gpu(&model, worlds, settings)?,
+            BackendChoice::Auto => auto(&model, worlds),
         };
         Ok(Self {
             model,

@@ -1,0 +1,93 @@
+//! World-steps per second of the GPU backend against the number of worlds (1, 16, 256,
+//! 4096), on the pendulum and a 5-link chain (h = 0.01 s), with the state kept on the
+//! device: one timed iteration is one step of every world, waited for. The CPU
+//! backend's rate on the same scenes (16 worlds, one after another) is the yardstick.
+//!
+//! `cargo bench --bench gpu_worlds` (on a machine without a GPU, Mesa's lavapipe runs
+//! it; set `AXION_GPU_TESTS=skip` to leave the GPU part out).
+
+use std::time::Duration;
+
+use axion::prelude::*;
+use axion::scenes::{ChainOptions, chain, pendulum};
+use axion::{Backend, Control, CpuBackend, GpuBackend, GpuSettings, Model, State};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+const H: f64 = 0.01;
+
+fn scenes() -> Vec<(&'static str, Model)> {
+    vec![
+        ("pendulum", pendulum().expect("built-in scene")),
+        (
+            "chain5",
+            chain(ChainOptions {
+                links: 5,
+                ..Default::default()
+            })
+            .expect("built-in scene"),
+        ),
+    ]
+}
+
+fn gpu(c: &mut Criterion) {
+    if std::env::var("AXION_GPU_TESTS").is_ok_and(|v| v == "skip") {
+        return;
+    }
+    let mut group = c.benchmark_group("gpu_worlds");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for (name, model) in scenes() {
+        for worlds in [1usize, 16, 256, 4096] {
+            let mut backend = GpuBackend::for_model(&model, worlds, GpuSettings::default())
+                .expect("a GPU adapter (lavapipe on CI)");
+            let state = State::new(&model, worlds).expect("valid");
+            let control = Control::new(&model, worlds);
+            backend.upload(&model, &state).expect("upload");
+            // Swing for 0.2 s first (and compile the kernels); report the iterations.
+            backend.advance(&control, H, 20).expect("step");
+            let report = backend.last_report().expect("stats");
+            eprintln!(
+                "{} on {}: {worlds} worlds, {} iterations max in the last step",
+                name,
+                backend.adapter(),
+                report.max_iterations()
+            );
+            group.throughput(Throughput::Elements(worlds as u64));
+            group.bench_with_input(BenchmarkId::new(name, worlds), &worlds, |b, _| {
+                b.iter(|| {
+                    backend.advance(&control, H, 1).expect("step");
+                    backend.finish().expect("wait");
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn cpu(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cpu_worlds");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
+    for (name, model) in scenes() {
+        let worlds = 16;
+        let mut sim = Simulator::new(model, worlds, H, BackendChoice::Cpu).expect("valid");
+        sim.run(20).expect("step");
+        let (model, mut state, control) = (
+            sim.model().clone(),
+            sim.state().clone(),
+            sim.control().clone(),
+        );
+        let mut backend = CpuBackend::default();
+        group.throughput(Throughput::Elements(worlds as u64));
+        group.bench_with_input(BenchmarkId::new(name, worlds), &worlds, |b, _| {
+            b.iter(|| backend.step(&model, &mut state, &control, H).expect("step"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, gpu, cpu);
+criterion_main!(benches);

@@ -1,0 +1,43 @@
+//! Errors of the GPU backend.
+
+use thiserror::Error;
+
+/// Why the GPU backend could not start or run.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum GpuError {
+    /// No GPU adapter (hardware or software Vulkan driver) was found.
+    #[error(
+        "no GPU adapter found ({reason}); install a Vulkan driver (for a software one: \
+         the Debian packages mesa-vulkan-drivers and libvulkan1) or use the CPU backend"
+    )]
+    NoAdapter {
+        /// What wgpu reported.
+        reason: String,
+    },
+    /// The adapter refused to create a device.
+    #[error("the GPU adapter {adapter} could not create a device: {reason}")]
+    Device {
+        /// The adapter's name.
+        adapter: String,
+        /// What wgpu reported.
+        reason: String,
+    },
+    /// The model uses something the GPU backend does not implement yet.
+    #[error("the GPU backend cannot run this model: {reason}")]
+    UnsupportedModel {
+        /// What is not supported, naming the body, shape or joint.
+        reason: String,
+    },
+    /// The batch does not fit the adapter's limits.
+    #[error("the batch does not fit the GPU: {reason}")]
+    TooLarge {
+        /// Which limit.
+        reason: String,
+    },
+    /// A device operation failed (validation, out of memory, lost device, mapping).
+    #[error("GPU operation failed: {reason}")]
+    Operation {
+        /// What wgpu reported.
+        reason: String,
+    },
+}

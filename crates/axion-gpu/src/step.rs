@@ -1,0 +1,438 @@
+//! Rust twin of `shaders/step.wgsl`: the implicit Newton step of a batch of worlds with
+//! joints and drives, and the packing of a [`Model`] into the kernels' buffers.
+//!
+//! A step is a fixed sequence of dispatches, each with one invocation per world:
+//! `step_begin` (start from $u^-$ and the previous multipliers, evaluate), then
+//! `max_iterations` times `step_direction` (Schur solve) and `step_search` (line
+//! search), then `step_finish` (write the state). A world that has converged, stalled
+//! or failed does nothing in the later dispatches. (An earlier version ran the whole
+//! Newton loop in one kernel; lavapipe's compiler mis-executed that very large kernel
+//! on the 20-link chain, and long kernels also risk the watchdogs of desktop GPUs.)
+//!
+//! # The equations (the same discrete system as `axion-cpu`, backward Euler)
+//!
+//! Unknowns: velocities $u^+$ of the dynamic bodies and multipliers $\lambda$ of every
+//! row (joint rows, then one row per drive). Poses follow the velocities,
+//! $q^+ = q^- \oplus h\thinspace G\thinspace u^+$ (exponential map, renormalised). Residuals:
+//! $$h_{dyn} = \tilde M(\theta^+)u^+ - \tilde M(\theta^-)u^- - h f_{ext} - h\sum_i J_i^\top\lambda_i,\qquad
+//!   h_i = \frac{c_i(q^+) + \varepsilon\lambda_i}{h}\ \text{(joints)},\qquad
+//!   h_i = \alpha h(\lambda_i - \ell_i)\ \text{(drives)},$$
+//! ($\ell_i$ the drive's PD or velocity law), with the rows of `axion-constraints` (point, angle, axis-alignment and slide locks;
+//! revolute and prismatic coordinates) evaluated at $q^+$.
+//!
+//! # The Newton iteration
+//!
+//! Each iteration solves the Schur system of the symmetric approximation
+//! $$\begin{bmatrix}\hat M & -hJ^\top \\\\ J & hC\end{bmatrix}
+//!   \begin{bmatrix}\Delta u \\\\ \Delta\lambda\end{bmatrix} = -\begin{bmatrix}h_{dyn} \\\\ h_c\end{bmatrix}
+//!   \quad\Longrightarrow\quad
+//!   \big(J\hat M^{-1}J^\top + C + \delta\big)\Delta\lambda = \frac{J\hat M^{-1}h_{dyn} - h_c}{h},\qquad
+//!   \Delta u = \hat M^{-1}\big(hJ^\top\Delta\lambda - h_{dyn}\big),$$
+//! where $J$ are the force Jacobians at $q^+$, $\delta = 10^{-6} w_i$ on row $i$
+//! ($w_i = J_i\hat M^{-1}J_i^\top$) and $\hat M$ is block diagonal per body: $m I$ and
+//! $I_w(\theta^+) - h^2\operatorname{sym}(K_{bb})$, $K_{bb}$ the geometric stiffness of the
+//! rows' torques on their own body (the angular–angular diagonal blocks of
+//! `axion-constraints`' stiffness; used where the sum is positive definite). The
+//! coupling of a joint's two bodies through $K$, the rotation of $I_w$ and the left
+//! Jacobian of the exponential map are left out of the matrix (not of the residual):
+//! the iteration converges to the same solution as the CPU's full Newton, linearly
+//! instead of quadratically.
+//!
+//! The Schur matrix is never assembled: $A x$ is a gather over the body → rows
+//! adjacency, $t_b = \hat M_b^{-1}\sum_{i \ni b} J_{i,b}^\top x_i$, then
+//! $y = Ax$ with $y_i = J_{i,a}t_a + J_{i,b}t_b + (C_i + \delta_i)x_i$. It is solved by the conjugate
+//! residual method with the Jacobi preconditioner $P_i = 1/(w_i + C_i + \delta_i)$, from
+//! $\Delta\lambda = 0$, until $\lVert r\rVert \le \text{tol}\thinspace\lVert b\rVert$. A backtracking line
+//! search (Armijo on the merit $\tfrac12\lVert F\rVert^2$, $F$ = every residual in m/s as on
+//! the CPU) makes each accepted iterate better than the last, so the iterate returned
+//! is the best one seen; the iteration stops when converged, at the iteration cap, or
+//! when no step length reduces the merit.
+//!
+//! # Storage
+//!
+//! Every per-world array is interleaved (element `slot` of world `w` at
+//! `slot * worlds + w`). Per world: state $(q, u, \lambda)$ (stays on the device
+//! between steps), control (wrenches, drive modes, targets, gains), scratch, and seven
+//! statistics.
+
+use axion_constraints::drive::{CoordinateKind, DriveMode};
+use axion_constraints::joint::JointKind;
+use axion_math::{orthobasis, pose_coords};
+use axion_model::{Body, Control, Model, State};
+use nalgebra::{Matrix3, Vector3};
+
+use crate::error::GpuError;
+use crate::kinematics::QUAT_WGSL;
+
+/// `shaders/step.wgsl`: the step kernel (needs [`QUAT_WGSL`] before it).
+pub const STEP_WGSL: &str = include_str!("../../../shaders/step.wgsl");
+
+/// The complete step module: [`QUAT_WGSL`] followed by [`STEP_WGSL`].
+pub fn step_source() -> String {
+    format!("{QUAT_WGSL}\n{STEP_WGSL}")
+}
+
+/// Invocations per workgroup of the step kernel (`@workgroup_size`).
+pub const WORKGROUP: u32 = 64;
+
+const NONE: u32 = u32::MAX;
+const BODY_F: usize = 24;
+const JOINT_F: usize = 24;
+const JOINT_U: usize = 8;
+const DRIVE_U: usize = 4;
+/// Floats per drive in the control buffer.
+const CONTROL_DRIVE: usize = 5;
+/// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
+/// failed solves, merit, active (`ST_*` in `step.wgsl`).
+pub(crate) const STATS: usize = 9;
+
+/// The kernel's uniform block (`Params` in `step.wgsl`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct Params {
+    pub counts: [u32; 16],
+    pub reals: [f32; 4],
+    pub gravity: [f32; 3],
+    pub regularization: f32,
+}
+
+/// A model packed for the kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Packed {
+    pub model_f: Vec<f32>,
+    pub model_u: Vec<u32>,
+    pub bodies: usize,
+    pub joints: usize,
+    pub drives: usize,
+    pub rows: usize,
+    pub joint_rows: usize,
+    pub drive_base_u: usize,
+    pub rowbody_base_u: usize,
+    pub adj_offset_base_u: usize,
+    pub adj_base_u: usize,
+    pub joint_base_f: usize,
+    pub gravity: [f32; 3],
+}
+
+impl Packed {
+    /// Scratch slots per world (must match `layout_scratch` in `step.wgsl`): per body
+    /// 7 (pose) + 7 × 6 (velocities, directions, residuals, temporaries) + 2 × 9
+    /// (inverse angular mass, stiffness); per row 12 (Jacobian) + 14; per drive 1.
+    pub fn scratch_slots(&self) -> usize {
+        (7 + 6 * 6 + 9 * 2) * self.bodies + (12 + 14) * self.rows + self.drives
+    }
+    /// First scratch slot of the row Jacobians (12 per row).
+    pub fn slot_jac(&self) -> usize {
+        (7 + 6 * 6 + 9 * 2) * self.bodies + 3 * self.rows
+    }
+    /// First scratch slot of the row residuals (1 per row).
+    pub fn slot_res(&self) -> usize {
+        self.slot_jac() + 12 * self.rows
+    }
+    /// State slots per world: $q$ (7 per body), $u$ (6 per body), $\lambda$.
+    pub fn state_slots(&self) -> usize {
+        13 * self.bodies + self.rows
+    }
+    /// Control slots per world: a wrench per body, five numbers per drive.
+    pub fn control_slots(&self) -> usize {
+        6 * self.bodies + CONTROL_DRIVE * self.drives
+    }
+}
+
+/// $\sqrt{\max_i I_{b,ii}/m}$, as on the CPU: turns angular velocity errors into m/s.
+fn radius_of_gyration(body: &Body) -> f64 {
+    let i = body.mass.inertia();
+    (i[(0, 0)].max(i[(1, 1)]).max(i[(2, 2)]) / body.mass.mass()).sqrt()
+}
+
+fn push_matrix(out: &mut Vec<f32>, m: &Matrix3<f64>) {
+    // Column-major, as WGSL's mat3x3 constructor from columns expects.
+    out.extend(m.iter().map(|&x| x as f32));
+}
+
+/// Refuses models the kernel cannot run: today, any pair of collidable shapes that may
+/// touch (contacts and friction are not on the GPU yet).
+pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
+    let connected: std::collections::HashSet<(usize, usize)> = model
+        .joints()
+        .iter()
+        .filter_map(|j| j.parent.map(|p| (p.0.min(j.child.0), p.0.max(j.child.0))))
+        .collect();
+    let shapes: Vec<(usize, usize, &axion_model::CollisionFilter)> = model
+        .bodies()
+        .iter()
+        .enumerate()
+        .flat_map(|(b, body)| {
+            body.shapes
+                .iter()
+                .enumerate()
+                .filter_map(move |(k, s)| s.collision.as_ref().map(|f| (b, k, f)))
+        })
+        .collect();
+    for (n, &(a, ka, fa)) in shapes.iter().enumerate() {
+        for &(b, kb, fb) in &shapes[n + 1..] {
+            let both_static = !model.bodies()[a].is_dynamic() && !model.bodies()[b].is_dynamic();
+            if a != b && !both_static && fa.allows(fb) && !connected.contains(&(a.min(b), a.max(b)))
+            {
+                let name = |b: usize| &model.bodies()[b].name;
+                return Err(GpuError::UnsupportedModel {
+                    reason: format!(
+                        "shape {ka} of body '{}' and shape {kb} of body '{}' may collide, and \
+                         contacts are not implemented on the GPU yet (give the shapes \
+                         `collision(None)` or use the CPU backend)",
+                        name(a),
+                        name(b)
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Packs bodies, joints (those with rows), drives, row bodies and the body → rows
+/// adjacency.
+pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
+    check_supported(model)?;
+    let mut model_f = Vec::new();
+    for body in model.bodies() {
+        if body.is_dynamic() {
+            model_f.push(body.mass.mass() as f32);
+            model_f.push(body.mass.inv_mass() as f32);
+            push_matrix(&mut model_f, body.mass.inertia());
+            push_matrix(&mut model_f, body.mass.inv_inertia());
+            model_f.push(radius_of_gyration(body) as f32);
+            model_f.push(1.0);
+        } else {
+            model_f.extend([0.0; 22]);
+        }
+        model_f.extend([0.0; BODY_F - 22]);
+    }
+    let joint_base_f = model_f.len();
+    let mut model_u = Vec::new();
+    let mut gpu_joint = vec![None; model.joints().len()];
+    let mut joints = 0;
+    let mut row_bodies = Vec::new();
+    for (ji, mj) in model.joints().iter().enumerate() {
+        let j = &mj.joint;
+        let (kind, axis) = match j.kind {
+            JointKind::Revolute { axis } => (0u32, axis.vector()),
+            JointKind::Prismatic { axis } => (1, axis.vector()),
+            JointKind::Ball => (2, Vector3::zeros()),
+            JointKind::Fixed => (3, Vector3::zeros()),
+            JointKind::Free => continue,
+        };
+        let (b1, b2) = if axis == Vector3::zeros() {
+            (Vector3::zeros(), Vector3::zeros())
+        } else {
+            orthobasis(&axis)
+        };
+        for frame in [&j.frames.parent, &j.frames.child] {
+            model_f.extend(pose_coords(frame).iter().map(|&x| x as f32));
+        }
+        for v in [axis, b1, b2] {
+            model_f.extend(v.iter().map(|&x| x as f32));
+        }
+        model_f.push(j.compliance as f32);
+        let parent = mj.parent.map_or(NONE, |p| p.0 as u32);
+        model_u.extend([kind, parent, mj.child.0 as u32, mj.first_row as u32]);
+        model_u.extend([0; JOINT_U - 4]);
+        for _ in 0..j.row_count() {
+            row_bodies.push((parent, mj.child.0 as u32));
+        }
+        gpu_joint[ji] = Some(joints as u32);
+        joints += 1;
+    }
+    let drive_base_u = model_u.len();
+    for d in model.drives() {
+        let mj = &model.joints()[d.joint.0];
+        let index = gpu_joint[d.joint.0].ok_or_else(|| GpuError::UnsupportedModel {
+            reason: format!("drive on joint '{}' which has no rows", mj.name),
+        })?;
+        let coordinate = match d.coordinate {
+            CoordinateKind::Angle => 0,
+            CoordinateKind::Displacement => 1,
+        };
+        model_u.extend([index, coordinate, 0, 0]);
+        debug_assert_eq!(DRIVE_U, 4);
+        row_bodies.push((mj.parent.map_or(NONE, |p| p.0 as u32), mj.child.0 as u32));
+    }
+    let rowbody_base_u = model_u.len();
+    for &(a, b) in &row_bodies {
+        model_u.extend([a, b]);
+    }
+    // Body → rows adjacency (CSR), rows in increasing order: a fixed gather order.
+    let bodies = model.bodies().len();
+    let mut adjacency: Vec<Vec<(u32, u32)>> = vec![Vec::new(); bodies];
+    for (i, &(a, b)) in row_bodies.iter().enumerate() {
+        for (side, body) in [(0u32, a), (1, b)] {
+            if body != NONE && model.bodies()[body as usize].is_dynamic() {
+                adjacency[body as usize].push((i as u32, side));
+            }
+        }
+    }
+    let adj_offset_base_u = model_u.len();
+    let mut offset = 0u32;
+    for list in &adjacency {
+        model_u.push(offset);
+        offset += list.len() as u32;
+    }
+    model_u.push(offset);
+    let adj_base_u = model_u.len();
+    for list in &adjacency {
+        for &(i, side) in list {
+            model_u.extend([i, side]);
+        }
+    }
+    debug_assert_eq!(model_f.len(), bodies * BODY_F + joints * JOINT_F);
+    let g = model.gravity();
+    Ok(Packed {
+        model_f,
+        model_u,
+        bodies,
+        joints,
+        drives: model.drives().len(),
+        rows: row_bodies.len(),
+        joint_rows: model.joint_row_count(),
+        drive_base_u,
+        rowbody_base_u,
+        adj_offset_base_u,
+        adj_base_u,
+        joint_base_f,
+        gravity: [g.x as f32, g.y as f32, g.z as f32],
+    })
+}
+
+/// Interleaves per-world slot vectors: element `slot` of world `w` at `slot * worlds + w`.
+fn interleave(worlds: usize, slots: usize, mut fill: impl FnMut(usize, &mut Vec<f32>)) -> Vec<f32> {
+    let mut out = vec![0.0f32; worlds * slots];
+    let mut one = Vec::with_capacity(slots);
+    for w in 0..worlds {
+        one.clear();
+        fill(w, &mut one);
+        debug_assert_eq!(one.len(), slots);
+        for (s, &x) in one.iter().enumerate() {
+            out[s * worlds + w] = x;
+        }
+    }
+    out
+}
+
+/// The state buffer's contents: per world $q$, $u$, then joint and drive forces.
+pub(crate) fn pack_state(p: &Packed, state: &State) -> Vec<f32> {
+    interleave(state.worlds(), p.state_slots(), |w, out| {
+        for q in state.world_poses(w) {
+            out.extend(pose_coords(q).iter().map(|&x| x as f32));
+        }
+        for u in state.world_velocities(w) {
+            out.extend(u.iter().map(|&x| x as f32));
+        }
+        out.extend(state.joint_forces(w).iter().map(|&x| x as f32));
+        out.extend(state.drive_forces(w).iter().map(|&x| x as f32));
+    })
+}
+
+/// Writes the state buffer's contents back into `state`.
+pub(crate) fn unpack_state(p: &Packed, data: &[f32], state: &mut State) {
+    let worlds = state.worlds();
+    let at = |s: usize, w: usize| f64::from(data[s * worlds + w]);
+    for w in 0..worlds {
+        let world = state.world_mut(w);
+        for (b, q) in world.poses.iter_mut().enumerate() {
+            let c: [f64; 7] = std::array::from_fn(|k| at(7 * b + k, w));
+            *q = axion_math::Pose::from_parts(
+                nalgebra::Translation3::new(c[0], c[1], c[2]),
+                nalgebra::UnitQuaternion::new_normalize(nalgebra::Quaternion::new(
+                    c[6], c[3], c[4], c[5],
+                )),
+            );
+        }
+        for (b, u) in world.velocities.iter_mut().enumerate() {
+            for k in 0..6 {
+                u[k] = at(7 * p.bodies + 6 * b + k, w);
+            }
+        }
+        let base = 13 * p.bodies;
+        for (i, l) in world.joint_forces.iter_mut().enumerate() {
+            *l = at(base + i, w);
+        }
+        for (d, l) in world.drive_forces.iter_mut().enumerate() {
+            *l = at(base + p.joint_rows + d, w);
+        }
+    }
+}
+
+/// The control buffer's contents: per world the wrenches, then per drive
+/// (mode, target, target velocity, $k_e$, $k_d$), mode 0 = position, 1 = velocity.
+pub(crate) fn pack_control(p: &Packed, control: &Control) -> Vec<f32> {
+    interleave(control.worlds(), p.control_slots(), |w, out| {
+        for f in control.world_wrenches(w) {
+            out.extend(f.iter().map(|&x| x as f32));
+        }
+        for d in control.world_drives(w) {
+            let (mode, target, velocity) = match d.mode() {
+                DriveMode::Position {
+                    target,
+                    target_velocity,
+                } => (0.0, target, target_velocity),
+                DriveMode::Velocity { target_velocity } => (1.0, 0.0, target_velocity),
+            };
+            out.extend([
+                mode,
+                target as f32,
+                velocity as f32,
+                d.ke() as f32,
+                d.kd() as f32,
+            ]);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinematics::validate_wgsl;
+
+    #[test]
+    fn step_is_valid_wgsl_with_the_rust_layout() {
+        let module = validate_wgsl(&step_source());
+        for name in [
+            "step_begin",
+            "step_direction",
+            "step_search",
+            "step_finish",
+            "probe_rows",
+        ] {
+            let entry = module
+                .entry_points
+                .iter()
+                .find(|e| e.name == name)
+                .unwrap_or_else(|| panic!("entry point `{name}`"));
+            assert_eq!(entry.workgroup_size, [WORKGROUP, 1, 1]);
+        }
+        // The uniform block has the size of the Rust struct written into it.
+        let params = module
+            .global_variables
+            .iter()
+            .find(|(_, g)| g.name.as_deref() == Some("P"))
+            .expect("uniform P")
+            .1;
+        let size = module.types[params.ty].inner.size(module.to_ctx());
+        assert_eq!(size as usize, std::mem::size_of::<Params>());
+    }
+
+    #[test]
+    fn packing_counts_rows_and_adjacency() {
+        let model = axion::scenes::chain(axion::scenes::ChainOptions {
+            links: 3,
+            ..Default::default()
+        })
+        .unwrap();
+        let p = pack(&model).unwrap();
+        assert_eq!((p.bodies, p.joints, p.rows, p.joint_rows), (3, 3, 15, 15));
+        // Each link is the child of one joint and (except the last) the parent of the
+        // next: 5 + 10 + 10 adjacency entries.
+        let offsets = &p.model_u[p.adj_offset_base_u..p.adj_offset_base_u + 4];
+        assert_eq!(offsets, &[0, 10, 20, 25]);
+    }
+}

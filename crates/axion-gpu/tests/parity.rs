@@ -1,0 +1,311 @@
+//! The GPU step against the CPU reference on the canonical joint scenes: positions
+//! within 1e-3 m after 1 s, joint errors at f32 level, steps converged.
+
+mod common;
+
+use axion::scenes::{self, ChainOptions, ServoJoint};
+use axion_cpu::CpuBackend;
+use axion_gpu::GpuSettings;
+use axion_model::{Backend, BodyId, Control, DriveDesc, Model, State, measure};
+
+/// What a run measured.
+struct Parity {
+    /// Largest COM distance between GPU and CPU after the run (m).
+    position: f64,
+    /// Largest orientation difference (rad).
+    orientation: f64,
+    /// Largest joint error of the GPU state over the run (m, rad).
+    joint_position: f64,
+    joint_orientation: f64,
+    mean_iterations: f64,
+    max_iterations: usize,
+    converged: usize,
+    steps: usize,
+}
+
+fn run(name: &str, model: &Model, h: f64, seconds: f64) -> Option<Parity> {
+    let mut gpu = common::backend(model, 1, GpuSettings::default())?;
+    let mut cpu = CpuBackend::default();
+    let mut s_cpu = State::new(model, 1).unwrap();
+    let mut s_gpu = s_cpu.clone();
+    let control = Control::new(model, 1);
+    let steps = (seconds / h).round() as usize;
+    let mut p = Parity {
+        position: 0.0,
+        orientation: 0.0,
+        joint_position: 0.0,
+        joint_orientation: 0.0,
+        mean_iterations: 0.0,
+        max_iterations: 0,
+        converged: 0,
+        steps,
+    };
+    for _ in 0..steps {
+        let rc = cpu.step(model, &mut s_cpu, &control, h).unwrap();
+        assert!(
+            rc.all_converged(),
+            "{name}: the CPU reference did not converge"
+        );
+        let rg = gpu.step(model, &mut s_gpu, &control, h).unwrap();
+        let st = rg.worlds[0];
+        p.mean_iterations += st.iterations as f64 / steps as f64;
+        p.max_iterations = p.max_iterations.max(st.iterations);
+        p.converged += usize::from(st.converged);
+        let e = measure::joint_errors(model, &s_gpu, 0);
+        p.joint_position = p.joint_position.max(e.position);
+        p.joint_orientation = p.joint_orientation.max(e.orientation);
+    }
+    for b in 0..model.bodies().len() {
+        let (qc, qg) = (s_cpu.com_pose(0, BodyId(b)), s_gpu.com_pose(0, BodyId(b)));
+        p.position = p
+            .position
+            .max((qc.translation.vector - qg.translation.vector).norm());
+        p.orientation = p.orientation.max(qc.rotation.angle_to(&qg.rotation));
+    }
+    println!(
+        "{name}: |Δx| {:.2e} m, |Δθ| {:.2e} rad after {seconds} s; GPU joint errors {:.2e} m, \
+         {:.2e} rad; iterations mean {:.2} max {}; converged {}/{}",
+        p.position,
+        p.orientation,
+        p.joint_position,
+        p.joint_orientation,
+        p.mean_iterations,
+        p.max_iterations,
+        p.converged,
+        p.steps
+    );
+    Some(p)
+}
+
+fn check(p: &Parity, name: &str) {
+    assert!(
+        p.position <= 1e-3,
+        "{name}: position differs by {} m",
+        p.position
+    );
+    assert!(
+        p.orientation <= 1e-3,
+        "{name}: orientation differs by {} rad",
+        p.orientation
+    );
+    assert!(
+        p.joint_position <= 1e-5,
+        "{name}: joint error {} m",
+        p.joint_position
+    );
+    assert!(
+        p.joint_orientation <= 1e-5,
+        "{name}: joint error {} rad",
+        p.joint_orientation
+    );
+    assert_eq!(p.converged, p.steps, "{name}: unconverged steps");
+}
+
+#[test]
+fn pendulum_matches_cpu() {
+    let model = scenes::pendulum().unwrap();
+    if let Some(p) = run("pendulum h=0.01", &model, 0.01, 1.0) {
+        check(&p, "pendulum");
+    }
+}
+
+#[test]
+fn chain_matches_cpu() {
+    let model = scenes::chain(ChainOptions::default()).unwrap();
+    if let Some(p) = run("chain (20 links) h=0.01", &model, 0.01, 1.0) {
+        check(&p, "chain");
+    }
+}
+
+#[test]
+fn servos_match_cpu() {
+    use std::f64::consts::FRAC_PI_2;
+    let cases = [
+        (
+            ServoJoint::Revolute,
+            DriveDesc::Position {
+                target: FRAC_PI_2,
+                target_velocity: 0.0,
+                ke: 1000.0,
+                kd: 100.0,
+            },
+        ),
+        (
+            ServoJoint::Revolute,
+            DriveDesc::Velocity {
+                target: 1.0,
+                ke: 1000.0,
+            },
+        ),
+        (
+            ServoJoint::Prismatic,
+            DriveDesc::Position {
+                target: 1.0,
+                target_velocity: 0.0,
+                ke: 500.0,
+                kd: 50.0,
+            },
+        ),
+        (
+            ServoJoint::Prismatic,
+            DriveDesc::Velocity {
+                target: 0.5,
+                ke: 100.0,
+            },
+        ),
+    ];
+    for (joint, drive) in cases {
+        let model = scenes::servo(joint, drive).unwrap();
+        let name = format!("servo {joint:?} {drive:?} h=1/60");
+        if let Some(p) = run(&name, &model, 1.0 / 60.0, 1.0) {
+            check(&p, &name);
+        }
+    }
+}
+
+#[test]
+fn cartpole_matches_cpu() {
+    // A prismatic velocity drive on the cart, a hinge with a dynamic parent.
+    let model = scenes::cartpole(1.0).unwrap();
+    if let Some(p) = run("cartpole h=0.01", &model, 0.01, 1.0) {
+        check(&p, "cartpole");
+    }
+}
+
+#[test]
+fn double_pendulum_matches_cpu() {
+    let model = scenes::double_pendulum().unwrap();
+    if let Some(p) = run("double pendulum h=0.01", &model, 0.01, 1.0) {
+        check(&p, "double pendulum");
+    }
+}
+
+/// Every joint kind, a static parent that is a body (not the world), a centre of mass
+/// off the reference frame, a compliant joint and an external wrench.
+#[test]
+fn mixed_joints_with_a_wrench_match_cpu() {
+    use axion_model::{BodyDesc, JointDesc, JointType, ModelBuilder};
+    use nalgebra::{Isometry3, Matrix3, Vector3};
+    let mut b = ModelBuilder::new();
+    let inertia = |m: f64| Matrix3::from_diagonal(&Vector3::new(0.02, 0.03, 0.04)) * m;
+    let base = b
+        .add_body(BodyDesc::fixed("base").at(Vector3::new(0.1, -0.2, 1.0)))
+        .unwrap();
+    let a = b
+        .add_body(
+            BodyDesc::dynamic("a")
+                .at(Vector3::new(0.1, -0.2, 0.6))
+                .mass(1.0, Vector3::new(0.02, 0.0, -0.01), inertia(1.0)),
+        )
+        .unwrap();
+    let c = b
+        .add_body(
+            BodyDesc::dynamic("c")
+                .at(Vector3::new(0.4, -0.2, 0.6))
+                .mass(0.5, Vector3::zeros(), inertia(0.5)),
+        )
+        .unwrap();
+    let d = b
+        .add_body(
+            BodyDesc::dynamic("d")
+                .at(Vector3::new(0.7, -0.2, 0.6))
+                .mass(0.3, Vector3::zeros(), inertia(0.3)),
+        )
+        .unwrap();
+    b.add_joint(
+        JointDesc::new("ball", JointType::Ball, Some(base), a).frames(
+            Isometry3::translation(0.0, 0.0, -0.2),
+            Isometry3::translation(0.0, 0.0, 0.2),
+        ),
+    )
+    .unwrap();
+    b.add_joint(
+        JointDesc::new("weld", JointType::Fixed, Some(a), c)
+            .frames(
+                Isometry3::translation(0.15, 0.0, 0.0),
+                Isometry3::translation(-0.15, 0.0, 0.0),
+            )
+            .compliance(1e-4),
+    )
+    .unwrap();
+    b.add_joint(
+        JointDesc::new(
+            "slide",
+            JointType::Prismatic {
+                axis: Vector3::new(1.0, 0.2, 0.0),
+            },
+            Some(c),
+            d,
+        )
+        .frames(
+            Isometry3::translation(0.15, 0.0, 0.0),
+            Isometry3::translation(-0.15, 0.0, 0.0),
+        )
+        .drive(DriveDesc::Position {
+            target: 0.1,
+            target_velocity: 0.0,
+            ke: 200.0,
+            kd: 5.0,
+        }),
+    )
+    .unwrap();
+    let model = b.build().unwrap();
+    let Some(mut gpu) = common::backend(&model, 1, GpuSettings::default()) else {
+        return;
+    };
+    let mut cpu = CpuBackend::default();
+    let mut s_cpu = State::new(&model, 1).unwrap();
+    let mut s_gpu = s_cpu.clone();
+    let mut control = Control::new(&model, 1);
+    control.set_wrench(
+        0,
+        BodyId(3),
+        Vector3::new(0.5, 1.0, 0.0),
+        Vector3::new(0.0, 0.0, 0.05),
+    );
+    let mut converged = 0;
+    for _ in 0..100 {
+        assert!(
+            cpu.step(&model, &mut s_cpu, &control, 0.01)
+                .unwrap()
+                .all_converged()
+        );
+        converged += usize::from(
+            gpu.step(&model, &mut s_gpu, &control, 0.01)
+                .unwrap()
+                .all_converged(),
+        );
+    }
+    let mut worst: f64 = 0.0;
+    for body in 0..4 {
+        let (qc, qg) = (
+            s_cpu.com_pose(0, BodyId(body)),
+            s_gpu.com_pose(0, BodyId(body)),
+        );
+        worst = worst.max((qc.translation.vector - qg.translation.vector).norm());
+    }
+    let e = measure::joint_errors(&model, &s_gpu, 0);
+    println!(
+        "mixed joints h=0.01: |Δx| {worst:.2e} m after 1 s; GPU joint errors {:.2e} m, {:.2e} rad; converged {converged}/100",
+        e.position, e.orientation
+    );
+    assert!(worst <= 1e-3, "position differs by {worst} m");
+    assert_eq!(converged, 100);
+}
+
+/// A step that cannot converge says so.
+#[test]
+fn impossible_system_reports_non_convergence() {
+    let model = scenes::impossible().unwrap();
+    let Some(mut gpu) = common::backend(&model, 2, GpuSettings::default()) else {
+        return;
+    };
+    let mut state = State::new(&model, 2).unwrap();
+    let report = gpu
+        .step(&model, &mut state, &Control::new(&model, 2), 0.01)
+        .unwrap();
+    for s in &report.worlds {
+        assert!(!s.converged, "{s:?}");
+        assert!(s.joints > 1e-3, "{s:?}");
+    }
+}

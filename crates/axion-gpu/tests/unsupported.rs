@@ -1,0 +1,28 @@
+//! Models the GPU backend cannot run are refused when the backend is built, with a
+//! reason naming the bodies (no adapter needed for the check).
+
+use axion_gpu::{GpuBackend, GpuError, GpuSettings, check_model};
+
+#[test]
+fn colliding_shapes_are_refused_by_name() {
+    let model = axion::scenes::incline(0.3, 0.5).unwrap();
+    let err = check_model(&model).unwrap_err();
+    let GpuError::UnsupportedModel { reason } = &err else {
+        panic!("wrong error {err:?}");
+    };
+    assert!(reason.contains("may collide"), "{reason}");
+    assert!(
+        matches!(
+            GpuBackend::for_model(&model, 4, GpuSettings::default()),
+            Err(GpuError::UnsupportedModel { .. })
+        ),
+        "for_model must refuse before looking for an adapter"
+    );
+}
+
+#[test]
+fn joint_scenes_are_accepted() {
+    check_model(&axion::scenes::pendulum().unwrap()).unwrap();
+    check_model(&axion::scenes::chain(Default::default()).unwrap()).unwrap();
+    check_model(&axion::scenes::double_pendulum().unwrap()).unwrap();
+}
