@@ -124,64 +124,6 @@ impl Default for CpuBackend {
     }
 }
 
-/// Checks that state and control belong to the model and are finite.
-fn validate(model: &Model, state: &State, control: &Control, h: f64) -> Result<(), StepError> {
-    if !(h.is_finite() && h > 0.0) {
-        return Err(StepError::InvalidTimeStep { h });
-    }
-    let bodies = model.bodies().len();
-    let mismatch = |what, expected, got| {
-        if expected == got {
-            Ok(())
-        } else {
-            Err(StepError::Mismatch {
-                what,
-                expected,
-                got,
-            })
-        }
-    };
-    mismatch("state bodies per world", bodies, state.body_count())?;
-    mismatch("control worlds", state.worlds(), control.worlds())?;
-    mismatch(
-        "control drives per world",
-        model.drives().len(),
-        control.world_drives(0).len(),
-    )?;
-    for w in 0..state.worlds() {
-        for (i, (q, u)) in state
-            .world_poses(w)
-            .iter()
-            .zip(state.world_velocities(w))
-            .enumerate()
-        {
-            let finite = axion_math::pose_coords(q)
-                .iter()
-                .chain(u.iter())
-                .all(|x| x.is_finite());
-            if !finite {
-                return Err(StepError::NonFiniteInput {
-                    what: "state",
-                    world: w,
-                    index: i,
-                });
-            }
-        }
-        if let Some(i) = control
-            .world_wrenches(w)
-            .iter()
-            .position(|f| !f.iter().all(|x| x.is_finite()))
-        {
-            return Err(StepError::NonFiniteInput {
-                what: "external wrench",
-                world: w,
-                index: i,
-            });
-        }
-    }
-    Ok(())
-}
-
 impl Backend for CpuBackend {
     fn name(&self) -> String {
         "cpu (f64, Newton with faer sparse LU)".to_string()
@@ -194,7 +136,7 @@ impl Backend for CpuBackend {
         control: &Control,
         h: f64,
     ) -> Result<StepReport, StepError> {
-        validate(model, state, control, h)?;
+        axion_model::backend::validate_step(model, state, control, h)?;
         self.prepare(model)?;
         let settings = self.settings;
         let cache = self.cache.as_mut().expect("prepared above");

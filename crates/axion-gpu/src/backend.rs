@@ -485,67 +485,6 @@ impl GpuBackend {
     }
 }
 
-/// Checks that state and control belong to the model and are finite.
-fn validate(model: &Model, state: &State, control: &Control, h: f64) -> Result<(), StepError> {
-    if !(h.is_finite() && h > 0.0) {
-        return Err(StepError::InvalidTimeStep { h });
-    }
-    let mismatch = |what, expected, got| {
-        if expected == got {
-            Ok(())
-        } else {
-            Err(StepError::Mismatch {
-                what,
-                expected,
-                got,
-            })
-        }
-    };
-    mismatch(
-        "state bodies per world",
-        model.bodies().len(),
-        state.body_count(),
-    )?;
-    mismatch("control worlds", state.worlds(), control.worlds())?;
-    mismatch(
-        "control drives per world",
-        model.drives().len(),
-        control.world_drives(0).len(),
-    )?;
-    for w in 0..state.worlds() {
-        for (i, (q, u)) in state
-            .world_poses(w)
-            .iter()
-            .zip(state.world_velocities(w))
-            .enumerate()
-        {
-            let finite = axion_math::pose_coords(q)
-                .iter()
-                .chain(u.iter())
-                .all(|x| x.is_finite());
-            if !finite {
-                return Err(StepError::NonFiniteInput {
-                    what: "state",
-                    world: w,
-                    index: i,
-                });
-            }
-        }
-        if let Some(i) = control
-            .world_wrenches(w)
-            .iter()
-            .position(|f| !f.iter().all(|x| x.is_finite()))
-        {
-            return Err(StepError::NonFiniteInput {
-                what: "external wrench",
-                world: w,
-                index: i,
-            });
-        }
-    }
-    Ok(())
-}
-
 impl Backend for GpuBackend {
     fn name(&self) -> String {
         format!("gpu (f32, wgpu on {})", self.ctx.adapter())
@@ -558,7 +497,7 @@ impl Backend for GpuBackend {
         control: &Control,
         h: f64,
     ) -> Result<StepReport, StepError> {
-        validate(model, state, control, h)?;
+        axion_model::backend::validate_step(model, state, control, h)?;
         let name = self.name();
         let unsupported = |e: GpuError| StepError::Unsupported {
             backend: name.clone(),

@@ -67,3 +67,67 @@ pub trait Backend: Send {
         h: f64,
     ) -> Result<StepReport, StepError>;
 }
+
+/// Checks what every backend needs before a step: a positive finite `h`, a state and
+/// control shaped for `model`, finite poses, velocities and wrenches.
+pub fn validate_step(
+    model: &Model,
+    state: &State,
+    control: &Control,
+    h: f64,
+) -> Result<(), StepError> {
+    if !(h.is_finite() && h > 0.0) {
+        return Err(StepError::InvalidTimeStep { h });
+    }
+    let bodies = model.bodies().len();
+    let mismatch = |what, expected, got| {
+        if expected == got {
+            Ok(())
+        } else {
+            Err(StepError::Mismatch {
+                what,
+                expected,
+                got,
+            })
+        }
+    };
+    mismatch("state bodies per world", bodies, state.body_count())?;
+    mismatch("control worlds", state.worlds(), control.worlds())?;
+    mismatch(
+        "control drives per world",
+        model.drives().len(),
+        control.world_drives(0).len(),
+    )?;
+    for w in 0..state.worlds() {
+        for (i, (q, u)) in state
+            .world_poses(w)
+            .iter()
+            .zip(state.world_velocities(w))
+            .enumerate()
+        {
+            let finite = axion_math::pose_coords(q)
+                .iter()
+                .chain(u.iter())
+                .all(|x| x.is_finite());
+            if !finite {
+                return Err(StepError::NonFiniteInput {
+                    what: "state",
+                    world: w,
+                    index: i,
+                });
+            }
+        }
+        if let Some(i) = control
+            .world_wrenches(w)
+            .iter()
+            .position(|f| !f.iter().all(|x| x.is_finite()))
+        {
+            return Err(StepError::NonFiniteInput {
+                what: "external wrench",
+                world: w,
+                index: i,
+            });
+        }
+    }
+    Ok(())
+}
