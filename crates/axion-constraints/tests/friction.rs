@@ -125,6 +125,32 @@ proptest! {
         prop_assert!(slip.residual.norm() <= 1e-12 * lambda_n * (1.0 + cone.coefficients().max()), "slip residual {}", slip.residual);
     }
 
+    /// ρ̂ follows the iterate on elliptic cones (`trial_inverse_mass`), yet at a
+    /// Coulomb-consistent pair the Jacobian at fixed ρ̂ is the derivative of the full
+    /// residual: central differences of `evaluate` in v_t, λ_t and λ_n agree to 1e-6
+    /// relative, sticking (v = 0, inside the cone) and slipping (maximal dissipation).
+    #[test]
+    fn projection_jacobian_is_exact_at_coulomb_pairs(
+        cone in cone(), lambda_n in 0.1f64..50.0, dir in unit2(), inside in 0.0f64..0.99,
+        v in vec2(3.0), wt in prop::array::uniform2(0.01f64..5.0), h in 1e-3f64..0.1,
+        dv in vec2(1.0), dl in vec2(1.0), dn in -1.0f64..1.0,
+    ) {
+        let wt = Vector2::from(wt);
+        let sc = cone.scaling();
+        prop_assume!(v.norm() > 1e-2);
+        let stick_force = sc.force_from_scaled(&(dir * (inside * sc.mu * lambda_n)));
+        let slip_force = max_dissipation(&cone, &v, lambda_n);
+        for (lam, vel) in [(stick_force, Vector2::zeros()), (slip_force, v)] {
+            let eval = projection::evaluate(&cone, &lam, lambda_n, &vel, &wt, h);
+            let d = 1e-7 * (1.0 + lambda_n);
+            let at = |s: f64| projection::evaluate(&cone, &(lam + dl * s), lambda_n + dn * s, &(vel + dv * s), &wt, h).residual;
+            let fd = (at(d) - at(-d)) / (2.0 * d);
+            let analytic = eval.d_velocity * dv + eval.d_lambda_t * dl + eval.d_lambda_n * dn;
+            let scale = 1.0 + eval.d_velocity.norm() * dv.norm() + dl.norm() + dn.abs() * sc.mu * sc.s.max();
+            prop_assert!((fd - analytic).norm() <= 1e-6 * scale, "{:?}: fd {fd} vs analytic {analytic}", eval.state);
+        }
+    }
+
     /// A force outside the cone gives a residual of at least the violation, in the
     /// scaled norm, whatever the slip: |ĥ| ≥ |λ̂| − μ_g λ_n. A sticking force with slip
     /// is not a root either.
@@ -145,9 +171,9 @@ proptest! {
         prop_assert!(projection::evaluate(&cone, &inside, lambda_n, &v, &wt, h).residual.norm() > 0.0);
     }
 
-    /// The generalized Jacobian is the derivative of the residual away from the cone
-    /// boundary (where the projection is smooth): central differences in u (through
-    /// v_t = J_t u), λ_t and λ_n. Tolerance 1e-6 relative.
+    /// The generalized Jacobian is the derivative of the residual (at the iterate's ρ̂)
+    /// away from the cone boundary (where the projection is smooth): central differences
+    /// in u (through v_t = J_t u), λ_t and λ_n. Tolerance 1e-6 relative.
     #[test]
     fn projection_jacobian_matches_finite_differences(
         cone in cone(), lam in vec2(30.0), lambda_n in 0.1f64..50.0,
@@ -163,14 +189,14 @@ proptest! {
             jt[0].effective_inverse_mass(&mp, &pa.rotation, &mp, &pb.rotation),
             jt[1].effective_inverse_mass(&mp, &pa.rotation, &mp, &pb.rotation),
         );
+        let v = Vector2::new(jt[0].dot(&ua, &ub), jt[1].dot(&ua, &ub));
+        let eval = projection::evaluate(&cone, &lam, lambda_n, &v, &wt, h);
         let f = |ua: &axion_math::Twist, ub: &axion_math::Twist, lam: &Vector2<f64>, ln: f64| {
             let v = Vector2::new(jt[0].dot(ua, ub), jt[1].dot(ua, ub));
-            projection::evaluate(&cone, lam, ln, &v, &wt, h)
+            projection::evaluate_with_rho(&cone, lam, ln, &v, eval.rho)
         };
-        let eval = f(&ua, &ub, &lam, lambda_n);
         // Stay away from the boundary |ŷ| = R, where the projection has a kink.
         let sc = cone.scaling();
-        let v = Vector2::new(jt[0].dot(&ua, &ub), jt[1].dot(&ua, &ub));
         let y = sc.force_to_scaled(&lam) - sc.velocity_to_scaled(&v) * eval.rho;
         let radius = sc.mu * lambda_n;
         prop_assume!((y.norm() - radius).abs() > 1e-3 * (1.0 + radius + y.norm()));

@@ -123,6 +123,43 @@ impl ConeScaling {
         let s2 = self.s.component_mul(&self.s);
         0.5 * s2.dot(w_t) * (s2.min() / s2.max()).sqrt()
     }
+
+    /// The $\hat r$ of the trial force $y = \hat\lambda - \hat v/(h\hat r)$ at one iterate:
+    /// the larger of the balanced mean above and the effective inverse mass along the
+    /// direction $d$ in which the contact currently pushes (unit $\hat\lambda$, or unit
+    /// $\hat v$ while $\hat\lambda = 0$),
+    /// $$\hat r = \max\Big(\hat r_{mean},\ \sum_i d_i^2 s_i^2 w_i\Big).$$
+    /// On a 100:1 cone the mean makes $\hat\rho$ 200× too large along the grippy axis:
+    /// a sticking contact's trial force lands outside the cone on alternating sides and
+    /// Newton cycles. Along $d$ the trial is the force that stops the slip in one step;
+    /// the maximum keeps the mean where it is smaller (a too small $\hat\rho$ only
+    /// delays a slip decision by an iteration, and taking the directional value alone
+    /// made slides along the slippery axis cycle as $d$ turned). $\hat r$ may change
+    /// between iterates: the residual vanishes exactly on Coulomb pairs for any
+    /// $\hat\rho > 0$, and its derivative with respect to $\hat\rho$ is zero at a
+    /// solution ($v = 0$ when sticking; $\partial y/\partial\hat\rho = -\hat v$ is
+    /// parallel to $\hat y$ when slipping), so Newton's local rate is kept.
+    /// Isotropic cones keep the plain mean $\tfrac12(w_1 + w_2)$.
+    pub fn trial_inverse_mass(
+        &self,
+        w_t: &Vector2<f64>,
+        lambda_scaled: &Vector2<f64>,
+        v_scaled: &Vector2<f64>,
+    ) -> f64 {
+        let mean = self.effective_inverse_mass(w_t);
+        if self.s.x == self.s.y {
+            return mean;
+        }
+        let d = if lambda_scaled.norm_squared() > 0.0 {
+            lambda_scaled.normalize()
+        } else if v_scaled.norm_squared() > 0.0 {
+            v_scaled.normalize()
+        } else {
+            return mean;
+        };
+        let s2 = self.s.component_mul(&self.s);
+        d.component_mul(&d).component_mul(&s2).dot(w_t).max(mean)
+    }
 }
 
 /// A tangent frame $(t_1, t_2)$ with $t_1\times t_2 = n$.

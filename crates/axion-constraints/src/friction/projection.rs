@@ -21,7 +21,8 @@
 //! semismooth Newton method needs. Elliptic cones use the same formulas in the scaled
 //! variables of [`super`], mapped back: $h_f = S\hat h$, $\partial h_f/\partial\lambda_t =
 //! S(I-\kappa P)S^{-1}$, $\partial h_f/\partial v_t = \kappa\hat\rho\thinspace S P S$,
-//! $\partial h_f/\partial\lambda_n = -\mu_g S\hat y$.
+//! $\partial h_f/\partial\lambda_n = -\mu_g S\hat y$, with $\hat\rho = 1/(h\hat r)$ from
+//! [`ConeScaling::trial_inverse_mass`](super::ConeScaling::trial_inverse_mass).
 
 use nalgebra::{Matrix2, Vector2};
 
@@ -63,14 +64,18 @@ pub struct ProjectionEval {
 }
 
 impl ProjectionEval {
-    /// The residual in m/s, $h_f/\hat\rho$, as used for convergence tests.
+    /// The residual in m/s, $h_f/\hat\rho$, as used for convergence tests. On an
+    /// elliptic cone a sticking contact's residual is $S^2 v_t$: the slip along the
+    /// grippy axis is counted $s_i^2$ times (stricter than the slip itself).
     pub fn residual_velocity(&self) -> Vector2<f64> {
         self.residual / self.rho
     }
 }
 
 /// Evaluates the projection residual for friction force `lambda_t`, normal force
-/// `lambda_n`, slip `v_t` and effective inverse masses `w_t` of the two rows.
+/// `lambda_n`, slip `v_t` and effective inverse masses `w_t` of the two rows, with
+/// $\hat\rho = 1/(h\hat r)$ from
+/// [`ConeScaling::trial_inverse_mass`](super::ConeScaling::trial_inverse_mass).
 pub fn evaluate(
     cone: &FrictionCone,
     lambda_t: &Vector2<f64>,
@@ -80,9 +85,27 @@ pub fn evaluate(
     h: f64,
 ) -> ProjectionEval {
     let sc = cone.scaling();
+    let r = sc.trial_inverse_mass(
+        w_t,
+        &sc.force_to_scaled(lambda_t),
+        &sc.velocity_to_scaled(v_t),
+    );
+    evaluate_with_rho(cone, lambda_t, lambda_n, v_t, 1.0 / (h * r))
+}
+
+/// [`evaluate`] with a given $\hat\rho > 0$. The derivatives returned by both are those
+/// of this function ($\hat\rho$ held fixed); they equal the derivatives of [`evaluate`]
+/// at Coulomb-consistent pairs.
+pub fn evaluate_with_rho(
+    cone: &FrictionCone,
+    lambda_t: &Vector2<f64>,
+    lambda_n: f64,
+    v_t: &Vector2<f64>,
+    rho: f64,
+) -> ProjectionEval {
+    let sc = cone.scaling();
     let s = Matrix2::from_diagonal(&sc.s);
     let s_inv = Matrix2::from_diagonal(&sc.s.map(|x| 1.0 / x));
-    let rho = 1.0 / (h * sc.effective_inverse_mass(w_t));
     let lam = sc.force_to_scaled(lambda_t);
     let y = lam - sc.velocity_to_scaled(v_t) * rho;
     let radius = sc.mu * lambda_n.max(0.0);
