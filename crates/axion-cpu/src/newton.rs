@@ -106,14 +106,16 @@ pub(crate) struct StepInput<'a> {
     pub integrator: Integrator,
 }
 
-/// With contacts, Newton takes full steps for this many iterations, then backtracks (a
-/// semismooth iteration that has not converged by then may be cycling between stick
-/// and slip).
-const FULL_STEP_ITERATIONS: usize = 10;
-
 /// A full step whose merit exceeds the step's starting merit by this factor is refused
-/// as exploding.
-const EXPLOSION: f64 = 1e6;
+/// as exploding (that iteration backtracks instead). Semismooth iterates legitimately
+/// pass through merits 10⁶–10⁸ times the start: redundant sticking contacts (the two
+/// side wheels of a turning skid-steer, on one axle line) get internal forces of
+/// δ/ε_t from a velocity inconsistency δ, which is how the step finds out that one of
+/// them slips. With 10⁶ and a switch to Armijo backtracking after 10 iterations the
+/// turning skid-steer at h = 0.05 converged 40/60 steps and turned 3.42 rad in 3 s
+/// instead of the 4.66 rad of h = 0.01; with 10⁹ and full steps throughout, 49/60 and
+/// 4.67 rad (h = 0.01: 300/300).
+const EXPLOSION: f64 = 1e9;
 
 /// Share of a penetration a bouncing (velocity-level) contact removes per step.
 const BAUMGARTE: f64 = 0.2;
@@ -711,9 +713,8 @@ impl<'a> WorldSolver<'a> {
         };
         // With contacts the semismooth step is taken in full (FRICTION.md: a line search
         // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
-        // trials are refused (that iteration backtracks instead). Joint-only systems, and
-        // contact steps still unconverged after FULL_STEP_ITERATIONS, use the Armijo
-        // backtracking.
+        // trials are refused (that iteration backtracks instead). Joint-only systems use
+        // the Armijo backtracking.
         let full_steps = !self.contacts.is_empty();
         let merit_limit = EXPLOSION * e.merit.max(f64::MIN_POSITIVE);
         let mut best = (it.clone(), e.merit);
@@ -741,7 +742,7 @@ impl<'a> WorldSolver<'a> {
             // Backtracking (Armijo on ½|F|², whose slope along the Newton step is −|F|²).
             let mut alpha = 1.0;
             let mut chosen: Option<(Iterate, Eval)> = None;
-            if full_steps && stats.iterations <= FULL_STEP_ITERATIONS {
+            if full_steps {
                 let trial = trial_at(1.0);
                 let te = self.evaluate(&trial);
                 if te.merit.is_finite() && te.merit < merit_limit {
