@@ -22,17 +22,33 @@ pub use settings::{Integrator, SolverSettings};
 use newton::{Layout, StepInput, WorldSolver};
 use sparse::SparseLu;
 
-/// What is cached for one model structure: the collision world and one sparse LU per
-/// row pattern seen (the model's rows plus the contacts' body pairs).
+/// What is cached for one model structure: the collision world, one set of
+/// factorizations per worker thread, and each world's previous contacts.
 struct Cache {
     layout: Layout,
     shape_count: usize,
     collision: CollisionWorld,
-    newton: HashMap<Vec<(usize, usize)>, Option<SparseLu>>,
-    projection: Option<SparseLu>,
+    workers: Vec<Factorizations>,
     /// Per world, the previous step's contacts, their forces (λ_n, λ_t1, λ_t2) and the
     /// normal velocity used for their restitution.
-    previous: Vec<Vec<(Contact, [f64; 3], f64)>>,
+    previous: Vec<Vec<PreviousContact>>,
+}
+
+/// One sparse LU per row pattern seen (the model's rows plus the contacts' body
+/// pairs), and the velocity projection's; owned by one worker thread.
+#[derive(Default)]
+struct Factorizations {
+    newton: HashMap<Vec<(usize, usize)>, Option<SparseLu>>,
+    projection: Option<SparseLu>,
+}
+
+/// A contact of the previous step with its forces and approach velocity.
+type PreviousContact = (Contact, [f64; 3], f64);
+
+/// What one world's step produces.
+struct WorldStep {
+    result: newton::WorldResult,
+    previous: Vec<PreviousContact>,
 }
 
 /// A contact persists from the previous step if it joins the same bodies at points
@@ -46,10 +62,7 @@ const OPEN_GAP: f64 = 1e-6;
 /// The previous step's contact matching `c`: its force moved into `c`'s tangent frame,
 /// and its approach velocity if it was still open then (the speculative contact closed
 /// the gap in that step, so the impact speed is the one it had before).
-fn persisted(
-    c: &Contact,
-    previous: &[(Contact, [f64; 3], f64)],
-) -> Option<([f64; 3], Option<f64>)> {
+fn persisted(c: &Contact, previous: &[PreviousContact]) -> Option<([f64; 3], Option<f64>)> {
     previous.iter().find_map(|(p, l, approach)| {
         let same = p.body_a == c.body_a
             && p.body_b == c.body_b
@@ -110,8 +123,7 @@ impl CpuBackend {
             layout,
             shape_count,
             collision,
-            newton: HashMap::new(),
-            projection: None,
+            workers: Vec::new(),
             previous: Vec::new(),
         });
         Ok(())
@@ -140,76 +152,61 @@ impl Backend for CpuBackend {
         self.prepare(model)?;
         let settings = self.settings;
         let cache = self.cache.as_mut().expect("prepared above");
-        let layout = &cache.layout;
+        let worlds = state.worlds();
+        cache.previous.resize_with(worlds, Vec::new);
+        let threads = match settings.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+        .clamp(1, worlds.max(1));
+        if cache.workers.len() < threads {
+            cache.workers.resize_with(threads, Factorizations::default);
+        }
+        // Contiguous blocks of worlds, one per worker; each world is solved on its own.
+        let per_worker = worlds.div_ceil(threads).max(1);
+        let (layout, collision, previous) = (&cache.layout, &cache.collision, &cache.previous);
+        let state_ref: &State = state;
+        let job = |first: usize, factorizations: &mut Factorizations| {
+            (first..(first + per_worker).min(worlds))
+                .map(|w| {
+                    let world = WorldJob {
+                        model,
+                        layout,
+                        collision,
+                        settings: &settings,
+                        state: state_ref,
+                        control,
+                        h,
+                        world: w,
+                    };
+                    world.solve(&previous[w], factorizations)
+                })
+                .collect::<Vec<WorldStep>>()
+        };
+        let steps: Vec<WorldStep> = if threads == 1 {
+            job(0, &mut cache.workers[0])
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = cache
+                    .workers
+                    .iter_mut()
+                    .take(threads)
+                    .enumerate()
+                    .map(|(k, f)| scope.spawn(move || job(k * per_worker, f)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|handle| match handle.join() {
+                        Ok(steps) => steps,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    })
+                    .collect()
+            })
+        };
         let mut report = StepReport::default();
-        let mut contacts = Vec::new();
-        for w in 0..state.worlds() {
-            let q0 = state.world_poses(w).to_vec();
-            let u0 = state.world_velocities(w).to_vec();
-            // Speculative margin: the settings' margin plus two steps of the fastest body.
-            let speed = u0
-                .iter()
-                .map(|u| axion_math::linear(u).norm())
-                .fold(0.0, f64::max);
-            contacts.clear();
-            cache.collision.detect(
-                &q0,
-                settings.contact_margin + 2.0 * h * speed,
-                &mut contacts,
-            );
-            let integrator = if contacts.is_empty() {
-                settings.integrator
-            } else {
-                Integrator::BackwardEuler
-            };
-            let mut warm = state.joint_forces(w).to_vec();
-            warm.extend_from_slice(state.drive_forces(w));
-            cache.previous.resize_with(state.worlds(), Vec::new);
-            let mut approach = Vec::with_capacity(contacts.len());
-            for c in &contacts {
-                let (a, b) = (c.body_a.0, c.body_b.0);
-                let now = c.point.normal_jacobian(&q0[a], &q0[b]).dot(&u0[a], &u0[b]);
-                let found = persisted(c, &cache.previous[w]);
-                approach.push(
-                    found
-                        .and_then(|(_, impact)| impact)
-                        .map_or(now, |v| v.min(now)),
-                );
-                if settings.contact_persistence {
-                    warm.extend(found.map_or([0.0; 3], |(l, _)| l));
-                }
-            }
-            let input = StepInput {
-                model,
-                layout,
-                settings: &settings,
-                h,
-                q0: &q0,
-                u0: &u0,
-                control,
-                world: w,
-                contacts: &contacts,
-                approach: &approach,
-                integrator,
-            };
-            let mut solver = WorldSolver::new(input);
-            let signature: Vec<(usize, usize)> =
-                contacts.iter().map(|c| (c.body_a.0, c.body_b.0)).collect();
-            if !cache.newton.contains_key(&signature) && cache.newton.len() >= MAX_PATTERNS {
-                cache.newton.clear();
-            }
-            let projection = if integrator == Integrator::EnergyMomentum {
-                let n = 6 * layout.dyn_bodies.len() + layout.joint_rows;
-                Some(
-                    cache
-                        .projection
-                        .get_or_insert_with(|| SparseLu::new(n, &solver.projection_pattern())),
-                )
-            } else {
-                None
-            };
-            let lu = cache.newton.entry(signature).or_default();
-            let result = solver.solve(&warm, lu, projection);
+        let layout = &cache.layout;
+        for (w, step) in steps.into_iter().enumerate() {
+            let result = step.result;
             let world = state.world_mut(w);
             world.poses.copy_from_slice(&result.poses);
             world.velocities.copy_from_slice(&result.velocities);
@@ -218,16 +215,100 @@ impl Backend for CpuBackend {
             world
                 .drive_forces
                 .copy_from_slice(&result.lambda[jr..jr + dr]);
-            let contact_forces = result.lambda[jr + dr..].chunks_exact(3);
-            cache.previous[w] = contacts
-                .iter()
-                .zip(contact_forces)
-                .zip(&approach)
-                .map(|((c, l), v)| (*c, [l[0], l[1], l[2]], *v))
-                .collect();
+            cache.previous[w] = step.previous;
             report.worlds.push(result.stats);
         }
         state.advance_time(h);
         Ok(report)
+    }
+}
+
+/// Everything one world's step reads.
+struct WorldJob<'a> {
+    model: &'a Model,
+    layout: &'a Layout,
+    collision: &'a CollisionWorld,
+    settings: &'a SolverSettings,
+    state: &'a State,
+    control: &'a Control,
+    h: f64,
+    world: usize,
+}
+
+impl WorldJob<'_> {
+    /// Detects the world's contacts, warm-starts from `previous`, and solves its step.
+    fn solve(&self, previous: &[PreviousContact], cache: &mut Factorizations) -> WorldStep {
+        let (settings, layout, h, w) = (self.settings, self.layout, self.h, self.world);
+        let q0 = self.state.world_poses(w);
+        let u0 = self.state.world_velocities(w);
+        // Speculative margin: the settings' margin plus two steps of the fastest body.
+        let speed = u0
+            .iter()
+            .map(|u| axion_math::linear(u).norm())
+            .fold(0.0, f64::max);
+        let mut contacts = Vec::new();
+        self.collision
+            .detect(q0, settings.contact_margin + 2.0 * h * speed, &mut contacts);
+        let integrator = if contacts.is_empty() {
+            settings.integrator
+        } else {
+            Integrator::BackwardEuler
+        };
+        let mut warm = self.state.joint_forces(w).to_vec();
+        warm.extend_from_slice(self.state.drive_forces(w));
+        let mut approach = Vec::with_capacity(contacts.len());
+        for c in &contacts {
+            let (a, b) = (c.body_a.0, c.body_b.0);
+            let now = c.point.normal_jacobian(&q0[a], &q0[b]).dot(&u0[a], &u0[b]);
+            let found = persisted(c, previous);
+            approach.push(
+                found
+                    .and_then(|(_, impact)| impact)
+                    .map_or(now, |v| v.min(now)),
+            );
+            if settings.contact_persistence {
+                warm.extend(found.map_or([0.0; 3], |(l, _)| l));
+            }
+        }
+        let input = StepInput {
+            model: self.model,
+            layout,
+            settings,
+            h,
+            q0,
+            u0,
+            control: self.control,
+            world: w,
+            contacts: &contacts,
+            approach: &approach,
+            integrator,
+        };
+        let mut solver = WorldSolver::new(input);
+        let signature: Vec<(usize, usize)> =
+            contacts.iter().map(|c| (c.body_a.0, c.body_b.0)).collect();
+        if !cache.newton.contains_key(&signature) && cache.newton.len() >= MAX_PATTERNS {
+            cache.newton.clear();
+        }
+        let projection = if integrator == Integrator::EnergyMomentum {
+            let n = 6 * layout.dyn_bodies.len() + layout.joint_rows;
+            Some(
+                cache
+                    .projection
+                    .get_or_insert_with(|| SparseLu::new(n, &solver.projection_pattern())),
+            )
+        } else {
+            None
+        };
+        let lu = cache.newton.entry(signature).or_default();
+        let result = solver.solve(&warm, lu, projection);
+        let first_contact = layout.joint_rows + self.state.drive_forces(w).len();
+        let forces = result.lambda[first_contact..].chunks_exact(3);
+        let previous = contacts
+            .iter()
+            .zip(forces)
+            .zip(&approach)
+            .map(|((c, l), v)| (*c, [l[0], l[1], l[2]], *v))
+            .collect();
+        WorldStep { result, previous }
     }
 }

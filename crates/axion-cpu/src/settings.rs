@@ -45,6 +45,10 @@ pub struct SolverSettings {
     /// step (same bodies, points within 5 mm): fewer Newton iterations on resting
     /// contacts (measured in docs/benchmarks.md).
     pub contact_persistence: bool,
+    /// Threads that step the worlds of a batch in parallel: 0 (the default) uses one per
+    /// available core, at most one per world. Every world is solved on its own, so the
+    /// results are bitwise identical for any thread count.
+    pub threads: usize,
 }
 
 impl Default for SolverSettings {
@@ -60,6 +64,7 @@ impl Default for SolverSettings {
             geometric_stiffness: true,
             contact_margin: 0.02,
             contact_persistence: true,
+            threads: 0,
         }
     }
 }
