@@ -25,7 +25,6 @@ use axion_constraints::contact::{
 };
 use axion_constraints::drive::{DriveMode, coordinate, coordinate_stiffness};
 use axion_constraints::friction::projection::{self, SlipState};
-use axion_constraints::friction::symmetric::STICK_REGULARIZATION;
 use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
 use axion_model::{Body, Control, Model, StepStats};
 use faer::sparse::Pair;
@@ -110,12 +109,25 @@ pub(crate) struct StepInput<'a> {
 /// as exploding (that iteration backtracks instead). Semismooth iterates legitimately
 /// pass through merits 10⁶–10⁸ times the start: redundant sticking contacts (the two
 /// side wheels of a turning skid-steer, on one axle line) get internal forces of
-/// δ/ε_t from a velocity inconsistency δ, which is how the step finds out that one of
-/// them slips. With 10⁶ and a switch to Armijo backtracking after 10 iterations the
-/// turning skid-steer at h = 0.05 converged 40/60 steps and turned 3.42 rad in 3 s
-/// instead of the 4.66 rad of h = 0.01; with 10⁹ and full steps throughout, 49/60 and
-/// 4.67 rad (h = 0.01: 300/300).
+/// $\delta/\varepsilon_t$ from a velocity inconsistency $\delta$, which is how the step
+/// finds out that one of them slips. Measured on the turning skid-steer at h = 0.05:
+/// with 10⁶ and Armijo backtracking after the 10th iteration, 40/60 steps converged and
+/// it turned 3.42 rad in 3 s (h = 0.01: 4.66 rad); with 10⁹ and full steps throughout,
+/// 49/60 and 4.67 rad — and 60/60 once contacts persisted under the rolling wheels and
+/// [`STICK_REGULARIZATION`] was 10⁻⁷ (59/60 with the old guard).
 const EXPLOSION: f64 = 1e9;
+
+/// Matrix-only regularisation $\varepsilon_t\hat\rho$ of a sticking friction row (its
+/// residual is unchanged, so the solution is too). It keeps redundant stick rows (a box's
+/// four corners, a wheel's two rim points) solvable. When such rows ask for velocities
+/// no motion satisfies, the Newton step adds an internal force of about
+/// $\delta\hat\rho/10^{-7}$ per iteration for an inconsistency $\delta$ (m/s) until it leaves the cone and
+/// one contact slips: FRICTION.md's 10⁻⁶ made a turning skid-steer crawl there for 30
+/// iterations at 1e-7 m/s (1/300 steps unconverged at h = 0.01); 10⁻⁸ and below
+/// overshoot into huge forces at h = 0.05 (58/60). 10⁻⁷: every step of every scene
+/// test converged. (The GPU's symmetric variant keeps
+/// `friction::symmetric::STICK_REGULARIZATION`, sized for f32.)
+const STICK_REGULARIZATION: f64 = 1e-7;
 
 /// Share of a penetration a bouncing (velocity-level) contact removes per step.
 const BAUMGARTE: f64 = 0.2;
@@ -446,7 +458,8 @@ impl<'a> WorldSolver<'a> {
             contact_norm = contact_norm.max(normal.residual.abs());
             rows.push(normal);
             // Friction: the projection residual and its generalized Jacobian, rows scaled
-            // by 1/ρ (m/s). A sticking contact gets the matrix-only regularisation 1e-6/ρ.
+            // by 1/ρ (m/s). A sticking contact gets the matrix-only regularisation
+            // STICK_REGULARIZATION/ρ.
             let lambda_t = Vector2::new(it.lambda[r + 1], it.lambda[r + 2]);
             let v_t = Vector2::new(cc.tangents[0].dot(&ua, &ub), cc.tangents[1].dot(&ua, &ub));
             let eval = projection::evaluate(&c.cone, &lambda_t, lambda_n, &v_t, &cc.w_t, h);
