@@ -16,7 +16,9 @@ pub use plots::{PLOT_SIZE, Series, write_plots};
 
 use axion::collision::CollisionWorld;
 use axion::scenes::{self, ChainOptions, ServoJoint};
-use axion::{BackendChoice, DriveDesc, Model, ModelError, SimError, Simulator, StepStats};
+use axion::{
+    BackendChoice, DriveDesc, Model, ModelError, SimError, Simulator, SolverSettings, StepStats,
+};
 
 /// What can go wrong in a command; printed as `error: …` with exit status 1.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +36,12 @@ pub enum CliError {
         what: &'static str,
         /// The value given.
         value: f64,
+    },
+    /// `--threads` asked of a backend that has no worker threads.
+    #[error("--threads applies to the CPU backend, not to {backend}")]
+    ThreadsWithoutCpu {
+        /// The backend chosen.
+        backend: String,
     },
     /// The scene could not be built.
     #[error(transparent)]
@@ -273,6 +281,33 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Show a progress bar when the run takes more than a second (on a terminal).
     pub progress: bool,
+    /// Worker threads of the CPU backend (`None`: one per core). Selects the CPU
+    /// backend when `backend` is `Auto`; an error with a GPU backend.
+    pub threads: Option<usize>,
+}
+
+/// `backend` with `threads` worker threads when it is (or, for `Auto`, becomes) the CPU
+/// backend; `threads = None` leaves it as it is.
+pub fn with_threads(
+    backend: BackendChoice,
+    threads: Option<usize>,
+) -> Result<BackendChoice, CliError> {
+    let Some(threads) = threads else {
+        return Ok(backend);
+    };
+    match backend {
+        BackendChoice::Auto | BackendChoice::Cpu => Ok(BackendChoice::CpuWith(SolverSettings {
+            threads,
+            ..Default::default()
+        })),
+        BackendChoice::CpuWith(settings) => Ok(BackendChoice::CpuWith(SolverSettings {
+            threads,
+            ..settings
+        })),
+        gpu => Err(CliError::ThreadsWithoutCpu {
+            backend: format!("{gpu:?}"),
+        }),
+    }
 }
 
 /// What a run did.
@@ -591,7 +626,8 @@ pub fn run_model(
     let dt = positive("--dt", options.dt.unwrap_or(dt))?;
     let duration = positive("--duration", options.duration.unwrap_or(duration))?;
     let steps = (duration / dt).round().max(1.0) as usize;
-    let mut sim = Simulator::new(model, options.worlds, dt, options.backend)?;
+    let backend = with_threads(options.backend, options.threads)?;
+    let mut sim = Simulator::new(model, options.worlds, dt, backend)?;
     let mut outputs = match options.out.as_deref() {
         Some(dir) => Some(Outputs::new(dir, sim.model(), dt)?),
         None => None,

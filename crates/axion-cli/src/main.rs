@@ -66,6 +66,10 @@ struct RunArgs {
     /// Backend.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
+    /// Worker threads stepping the worlds on the CPU backend (default: one per core;
+    /// selects the CPU backend under `--backend auto`).
+    #[arg(long)]
+    threads: Option<usize>,
     /// Write trajectory.csv, trajectory.jsonl, summary.json, animation.glb (glTF, opens in
     /// Blender or any glTF viewer) and plots.png into this folder.
     #[arg(long)]
@@ -98,6 +102,7 @@ impl RunArgs {
             },
             out: self.out.clone(),
             progress: !self.quiet,
+            threads: self.threads,
         }
     }
 }

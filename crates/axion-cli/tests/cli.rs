@@ -14,6 +14,7 @@ fn options(duration: f64, out: Option<std::path::PathBuf>) -> RunOptions {
         backend: BackendChoice::Cpu,
         out,
         progress: false,
+        threads: None,
     }
 }
 
@@ -106,6 +107,17 @@ fn bad_input_gets_a_clear_error() {
     .expect_err("zero worlds");
     assert!(bad.to_string().contains("worlds"), "{bad}");
 
+    let bad = run_demo(
+        demo,
+        &RunOptions {
+            backend: BackendChoice::Gpu,
+            threads: Some(2),
+            ..options(1.0, None)
+        },
+    )
+    .expect_err("threads on the GPU");
+    assert!(matches!(bad, CliError::ThreadsWithoutCpu { .. }), "{bad}");
+
     let axion = env!("CARGO_BIN_EXE_axion");
     let out = Command::new(axion).args(["demo", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -123,4 +135,29 @@ fn bad_input_gets_a_clear_error() {
     assert!(
         out.status.success() && String::from_utf8_lossy(&out.stdout).contains("drop: 10 steps")
     );
+}
+
+/// `--threads` changes who computes the worlds, not what they compute: the trajectory
+/// files of three dropped balls are byte for byte the same with one and three threads.
+#[test]
+fn thread_count_does_not_change_the_outputs() {
+    let run = |threads: usize| {
+        let dir = std::env::temp_dir().join(format!(
+            "axion-cli-threads-{threads}-{}",
+            std::process::id()
+        ));
+        run_demo(
+            find("drop").unwrap(),
+            &RunOptions {
+                worlds: 3,
+                threads: Some(threads),
+                ..options(0.8, Some(dir.clone()))
+            },
+        )
+        .unwrap();
+        let csv = std::fs::read(dir.join("trajectory.csv")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        csv
+    };
+    assert_eq!(run(1), run(3));
 }

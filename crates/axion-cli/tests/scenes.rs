@@ -47,6 +47,7 @@ fn quick() -> RunOptions {
         backend: BackendChoice::Cpu,
         out: None,
         progress: false,
+        threads: None,
     }
 }
 
