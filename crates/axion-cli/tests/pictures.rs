@@ -18,6 +18,7 @@ fn run_into(demo: &str, duration: f64, dir: &std::path::Path) -> axion_cli::Summ
             backend: BackendChoice::Cpu,
             out: Some(dir.to_path_buf()),
             progress: false,
+            threads: None,
         },
     )
     .unwrap()
