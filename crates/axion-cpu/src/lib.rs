@@ -21,19 +21,18 @@ use nalgebra::Vector3;
 
 pub use settings::{Integrator, SolverSettings};
 
-use newton::{Layout, StepInput, WorldSolver};
+use newton::{ActiveLimit, Layout, StepInput, WorldSolver};
 use sparse::SparseLu;
 
 /// What is cached for one model structure: the collision world, one set of
-/// factorizations per worker thread, and each world's previous contacts.
+/// factorizations per worker thread, and each world's previous contacts and limits.
 struct Cache {
     layout: Layout,
     shape_count: usize,
     collision: CollisionWorld,
     workers: Vec<Factorizations>,
-    /// Per world, the previous step's contacts, their forces (λ_n, λ_t1, λ_t2) and the
-    /// normal velocity used for their restitution.
-    previous: Vec<Vec<PreviousContact>>,
+    /// Per world, what the previous step ended with.
+    previous: Vec<Previous>,
 }
 
 /// One sparse LU per row pattern seen (the model's rows plus the contacts' body
@@ -63,10 +62,17 @@ fn lever_arms(c: &Contact, poses: &[Pose]) -> [Vector3<f64>; 2] {
     ]
 }
 
+/// A world's previous step: its contacts, and its active joint limits with their forces.
+#[derive(Clone, Debug, Default)]
+struct Previous {
+    contacts: Vec<PreviousContact>,
+    limits: Vec<(ActiveLimit, f64)>,
+}
+
 /// What one world's step produces.
 struct WorldStep {
     result: newton::WorldResult,
-    previous: Vec<PreviousContact>,
+    previous: Previous,
 }
 
 /// A contact persists from the previous step if it joins the same bodies, with normals
@@ -182,7 +188,7 @@ impl Backend for CpuBackend {
         let settings = self.settings;
         let cache = self.cache.as_mut().expect("prepared above");
         let worlds = state.worlds();
-        cache.previous.resize_with(worlds, Vec::new);
+        cache.previous.resize_with(worlds, Previous::default);
         let threads = match settings.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -266,7 +272,7 @@ struct WorldJob<'a> {
 
 impl WorldJob<'_> {
     /// Detects the world's contacts, warm-starts from `previous`, and solves its step.
-    fn solve(&self, previous: &[PreviousContact], cache: &mut Factorizations) -> WorldStep {
+    fn solve(&self, previous: &Previous, cache: &mut Factorizations) -> WorldStep {
         let (settings, layout, h, w) = (self.settings, self.layout, self.h, self.world);
         let q0 = self.state.world_poses(w);
         let u0 = self.state.world_velocities(w);
@@ -278,7 +284,8 @@ impl WorldJob<'_> {
         let mut contacts = Vec::new();
         self.collision
             .detect(q0, settings.contact_margin + 2.0 * h * speed, &mut contacts);
-        let integrator = if contacts.is_empty() {
+        let limits = ActiveLimit::find(self.model, q0, u0, h, settings.contact_margin);
+        let integrator = if contacts.is_empty() && limits.is_empty() {
             settings.integrator
         } else {
             Integrator::BackwardEuler
@@ -290,15 +297,24 @@ impl WorldJob<'_> {
         for (c, arms) in contacts.iter().zip(&arms) {
             let (a, b) = (c.body_a.0, c.body_b.0);
             let now = c.point.normal_jacobian(&q0[a], &q0[b]).dot(&u0[a], &u0[b]);
-            let found = persisted(c, arms, previous);
+            let found = persisted(c, arms, &previous.contacts);
             approach.push(
                 found
                     .and_then(|(_, impact)| impact)
                     .map_or(now, |v| v.min(now)),
             );
-            if settings.contact_persistence {
-                warm.extend(found.map_or([0.0; 3], |(l, _)| l));
-            }
+            let forces = found
+                .map(|(l, _)| l)
+                .filter(|_| settings.contact_persistence);
+            warm.extend(forces.unwrap_or([0.0; 3]));
+        }
+        for l in &limits {
+            let before = previous
+                .limits
+                .iter()
+                .find(|(p, _)| p.joint == l.joint && p.side == l.side)
+                .filter(|_| settings.contact_persistence);
+            warm.push(before.map_or(0.0, |&(_, lambda)| lambda));
         }
         let input = StepInput {
             model: self.model,
@@ -311,11 +327,17 @@ impl WorldJob<'_> {
             world: w,
             contacts: &contacts,
             approach: &approach,
+            limits: &limits,
             integrator,
         };
         let mut solver = WorldSolver::new(input);
-        let signature: Vec<(usize, usize)> =
-            contacts.iter().map(|c| (c.body_a.0, c.body_b.0)).collect();
+        // The row pattern: the contacts' body pairs, then the limited joints (marked
+        // apart from body indices).
+        let signature: Vec<(usize, usize)> = contacts
+            .iter()
+            .map(|c| (c.body_a.0, c.body_b.0))
+            .chain(limits.iter().map(|l| (usize::MAX, l.joint)))
+            .collect();
         if !cache.newton.contains_key(&signature) && cache.newton.len() >= MAX_PATTERNS {
             cache.newton.clear();
         }
@@ -332,8 +354,9 @@ impl WorldJob<'_> {
         let lu = cache.newton.entry(signature).or_default();
         let result = solver.solve(&warm, lu, projection);
         let first_contact = layout.joint_rows + self.state.drive_forces(w).len();
-        let forces = result.lambda[first_contact..].chunks_exact(3);
-        let previous = contacts
+        let first_limit = first_contact + 3 * contacts.len();
+        let forces = result.lambda[first_contact..first_limit].chunks_exact(3);
+        let contacts = contacts
             .iter()
             .zip(forces)
             .zip(approach.iter().zip(arms))
@@ -344,6 +367,13 @@ impl WorldJob<'_> {
                 arms,
             })
             .collect();
-        WorldStep { result, previous }
+        let limits = limits
+            .into_iter()
+            .zip(result.lambda[first_limit..].iter().copied())
+            .collect();
+        WorldStep {
+            result,
+            previous: Previous { contacts, limits },
+        }
     }
 }

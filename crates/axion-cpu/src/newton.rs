@@ -1,7 +1,8 @@
 //! The Newton step of one world.
 //!
 //! Unknowns: the velocities $u^+$ of the dynamic bodies (6 each) and the multipliers
-//! $\lambda$ of every row (joint rows, then drive rows). Residuals:
+//! $\lambda$ of every row (joint rows, drive rows, three rows per contact, one per active
+//! joint limit). Residuals:
 //! $$h_{dyn} = \tilde M(\theta^+)u^+ - \tilde M(\theta^-)u^- - h f_{ext} - h\sum_i F_i^\top\lambda_i,
 //!   \qquad h_i \text{ from } \texttt{axion-constraints},$$
 //! with $q^+ = q^- \oplus h\thinspace G\thinspace \bar u$ ($\bar u = u^+$, or $\tfrac12(u^- + u^+)$ for the
@@ -26,7 +27,7 @@ use axion_constraints::contact::{
 use axion_constraints::drive::{DriveMode, coordinate, coordinate_stiffness};
 use axion_constraints::friction::projection::{self, SlipState};
 use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
-use axion_model::{Body, Control, Model, StepStats};
+use axion_model::{Body, Control, JointRange, Model, StepStats};
 use faer::sparse::Pair;
 use nalgebra::{Matrix3, Matrix6, Vector2, Vector3, Vector6};
 
@@ -101,8 +102,68 @@ pub(crate) struct StepInput<'a> {
     pub contacts: &'a [Contact],
     /// Per contact, the normal velocity its restitution reflects (m/s, < 0 approaching).
     pub approach: &'a [f64],
-    /// The integrator of this step (backward Euler whenever there are contacts).
+    /// Joint limits that may be reached in this step.
+    pub limits: &'a [ActiveLimit],
+    /// The integrator of this step (backward Euler whenever there are contacts or
+    /// active limits).
     pub integrator: Integrator,
+}
+
+/// One side of a joint's range, close enough at the start of the step to be reached.
+/// Its row is a position-level contact row on the joint coordinate: the gap
+/// $g = \sigma\thinspace(q_{rel}(q^+) - b)$ with $\sigma = +1$ at the lower bound and $-1$ at
+/// the upper, $q_{rel}$ the coordinate measured from the range's reference
+/// ([`JointRange::relative`]) and $b$ the bound measured the same way; the force
+/// $\lambda \ge 0$ acts along $\sigma J_q(q^-)$.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ActiveLimit {
+    /// The joint.
+    pub joint: usize,
+    /// Its range.
+    pub range: JointRange,
+    /// $+1$: lower bound; $-1$: upper bound.
+    pub side: f64,
+}
+
+impl ActiveLimit {
+    /// The limits of `model` within `margin` (rad or m) plus two steps of the joint's
+    /// speed, at poses `q` with velocities `u`.
+    pub fn find(model: &Model, q: &[Pose], u: &[Twist], h: f64, margin: f64) -> Vec<Self> {
+        let mut found = Vec::new();
+        for (j, mj) in model.joints().iter().enumerate() {
+            let Some(range) = mj.range() else { continue };
+            let parent = mj.parent.map(|p| p.0);
+            let c = coordinate(
+                range.coordinate,
+                &mj.joint.frames,
+                &range.axis,
+                &parent.map_or(Pose::identity(), |p| q[p]),
+                &q[mj.child.0],
+            );
+            let speed = c
+                .jacobian
+                .dot(&parent.map_or(Twist::zeros(), |p| u[p]), &u[mj.child.0])
+                .abs();
+            for side in [1.0, -1.0] {
+                let limit = Self {
+                    joint: j,
+                    range,
+                    side,
+                };
+                if limit.gap(c.value) <= margin + 2.0 * h * speed {
+                    found.push(limit);
+                }
+            }
+        }
+        found
+    }
+
+    /// $g = \sigma\thinspace(q_{rel} - b)$ for the coordinate `value` (rad or m).
+    pub fn gap(&self, value: f64) -> f64 {
+        let r = &self.range;
+        let bound = if self.side > 0.0 { r.lower } else { r.upper };
+        self.side * (r.relative(value) - (bound - r.reference()))
+    }
 }
 
 /// A full step whose merit exceeds the step's starting merit by this factor is refused
@@ -209,9 +270,12 @@ fn scheme(integrator: Integrator) -> (f64, f64, f64) {
 /// Per-world solver: input, constants, reusable buffers.
 pub(crate) struct WorldSolver<'a> {
     input: StepInput<'a>,
-    /// Bodies of every row: the model's, then three per contact (normal, two tangents).
+    /// Bodies of every row: the model's, three per contact (normal, two tangents), one
+    /// per active limit.
     row_bodies: Vec<(Option<usize>, usize)>,
     contacts: Vec<ContactConst>,
+    /// Per active limit, its force direction $\sigma J_q(q^-)$ and effective inverse mass.
+    limits: Vec<(RowJacobian, f64)>,
     constants: Constants,
     position_rows: Vec<axion_constraints::PositionRow>,
     force_rows: Vec<axion_constraints::PositionRow>,
@@ -281,10 +345,35 @@ impl<'a> WorldSolver<'a> {
                 row_bodies.push((Some(a), b));
             }
         }
+        let mut limits = Vec::with_capacity(input.limits.len());
+        let world_mass = axion_math::MassProperties::infinite();
+        for l in input.limits {
+            let mj = &model.joints()[l.joint];
+            let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
+            let qp = parent.map_or(Pose::identity(), |p| input.q0[p]);
+            let force = coordinate(
+                l.range.coordinate,
+                &mj.joint.frames,
+                &l.range.axis,
+                &qp,
+                &input.q0[child],
+            )
+            .jacobian
+                * l.side;
+            let w = force.effective_inverse_mass(
+                parent.map_or(&world_mass, mass_of),
+                &qp.rotation,
+                mass_of(child),
+                &input.q0[child].rotation,
+            );
+            limits.push((force, w));
+            row_bodies.push((parent, child));
+        }
         Self {
             input,
             row_bodies,
             contacts,
+            limits,
             constants,
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
@@ -478,6 +567,30 @@ impl<'a> WorldSolver<'a> {
                 couplings.push((r + 1 + i, r + 2 - i, lin.d_lambda_t[(i, 1 - i)] / eval.rho));
                 couplings.push((r + 1 + i, r, lin.d_lambda_n[i] / eval.rho));
             }
+        }
+
+        // Joint limits: position-level contact rows on the joint coordinate.
+        let first_limit_row = rows.len();
+        for (i, (l, &(force, w))) in inp.limits.iter().zip(&self.limits).enumerate() {
+            let mj = &model.joints()[l.joint];
+            let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
+            let c = coordinate(
+                l.range.coordinate,
+                &mj.joint.frames,
+                &l.range.axis,
+                &pose_of(&poses, parent),
+                &poses[child],
+            );
+            let exact = c.jacobian * l.side;
+            let lambda = it.lambda[first_limit_row + i];
+            let nr = normal_row(l.gap(c.value), &exact, lambda, w, h, DEFAULT_FB_EPS_SQ);
+            contact_norm = contact_norm.max(nr.row.residual.abs());
+            rows.push(RowEval {
+                residual: nr.row.residual,
+                jacobian: chain(&nr.row.jacobian, parent, child),
+                force,
+                compliance: nr.row.compliance,
+            });
         }
 
         let mut dynamics: Vec<Vector6<f64>> = layout

@@ -19,7 +19,7 @@ pub struct StepStats {
     pub joints: f64,
     /// Drives: largest drive residual (m/s or rad/s).
     pub drives: f64,
-    /// Contacts: largest normal residual $|\phi|/h$ (m/s).
+    /// Contacts and joint limits: largest normal residual $|\phi|/h$ (m/s or rad/s).
     pub contacts: f64,
     /// Friction: largest projection residual $|h_f|/\rho$ (m/s).
     pub friction: f64,

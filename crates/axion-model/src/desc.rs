@@ -184,8 +184,9 @@ pub struct JointDesc {
     pub compliance: f64,
     /// Optional drive (revolute and prismatic joints).
     pub drive: Option<DriveDesc>,
-    /// Range and ratings (from URDF `<limit>`); kept in the model, **not enforced** by
-    /// the solver yet.
+    /// Range and ratings (from URDF `<limit>`, or a scene's `range`): the solver keeps
+    /// a revolute or prismatic coordinate in `[lower, upper]` (see
+    /// `ModelJoint::range`); the effort and velocity ratings are kept, not enforced.
     pub limits: Option<JointLimits>,
     /// Damping and friction (from URDF `<dynamics>`); kept in the model, **not applied**
     /// by the solver yet.

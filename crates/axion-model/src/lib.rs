@@ -28,7 +28,7 @@ pub use desc::{
     JointType, MassSpec,
 };
 pub use error::{ModelError, StepError};
-pub use model::{Body, Model, ModelBuilder, ModelDrive, ModelJoint};
+pub use model::{Body, JointRange, Model, ModelBuilder, ModelDrive, ModelJoint};
 pub use scene::{
     DriveSchedule, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides, load_scene,
     parse_scene, parse_scene_as, parse_scene_in,

@@ -64,10 +64,72 @@ pub struct ModelJoint {
     pub drive: Option<DriveId>,
     /// First row of this joint among the model's joint rows.
     pub first_row: usize,
-    /// Range and ratings, kept from the description (not enforced yet).
+    /// Range and ratings from the description; the solver enforces the range
+    /// ([`range`](Self::range)), not the effort and velocity ratings.
     pub limits: Option<JointLimits>,
     /// Damping and friction, kept from the description (not applied yet).
     pub dynamics: Option<JointDynamics>,
+}
+
+/// The position range the solver enforces on a joint coordinate (see
+/// [`ModelJoint::range`]): $\text{lower} \le q \le \text{upper}$.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointRange {
+    /// Angle (revolute) or displacement (prismatic).
+    pub coordinate: CoordinateKind,
+    /// The joint axis (joint frame).
+    pub axis: UnitAxis,
+    /// Lowest coordinate (rad or m; `-inf`: none).
+    pub lower: f64,
+    /// Highest coordinate (rad or m; `inf`: none).
+    pub upper: f64,
+}
+
+impl JointRange {
+    /// The middle of an angle range, from which angles are measured (wrapped to
+    /// $[-\pi, \pi)$ around it, so a range such as $[2.5, 3.5]$ rad that crosses $\pi$
+    /// works); 0 for a displacement.
+    pub fn reference(&self) -> f64 {
+        match self.coordinate {
+            CoordinateKind::Angle => 0.5 * (self.lower + self.upper),
+            CoordinateKind::Displacement => 0.0,
+        }
+    }
+
+    /// The coordinate `value` measured from [`reference`](Self::reference): the wrapped
+    /// difference for an angle.
+    pub fn relative(&self, value: f64) -> f64 {
+        match self.coordinate {
+            CoordinateKind::Angle => axion_math::wrap_angle(value - self.reference()),
+            CoordinateKind::Displacement => value,
+        }
+    }
+}
+
+impl ModelJoint {
+    /// The range the solver enforces: a revolute or prismatic joint's
+    /// [`limits`](Self::limits) lower and upper bounds. An angle range of a full turn
+    /// or more ($\text{upper} - \text{lower} \ge 2\pi$, URDF's `continuous`, or an
+    /// infinite bound) is not enforced: every relative orientation lies in it, and the
+    /// state keeps no count of turns. A prismatic joint may have one infinite bound.
+    pub fn range(&self) -> Option<JointRange> {
+        let l = self.limits?;
+        let (coordinate, axis) = match self.joint.kind {
+            JointKind::Revolute { axis } => (CoordinateKind::Angle, axis),
+            JointKind::Prismatic { axis } => (CoordinateKind::Displacement, axis),
+            _ => return None,
+        };
+        let enforced = match coordinate {
+            CoordinateKind::Angle => l.upper - l.lower < std::f64::consts::TAU,
+            CoordinateKind::Displacement => l.lower.is_finite() || l.upper.is_finite(),
+        };
+        enforced.then_some(JointRange {
+            coordinate,
+            axis,
+            lower: l.lower,
+            upper: l.upper,
+        })
+    }
 }
 
 /// A validated drive on a joint coordinate.

@@ -30,7 +30,7 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use toml::Spanned;
 
-use crate::desc::{BodyDesc, DriveDesc, DriveId, JointDesc, JointType};
+use crate::desc::{BodyDesc, DriveDesc, DriveId, JointDesc, JointLimits, JointType};
 use crate::model::{Model, ModelBuilder};
 use crate::shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
 use crate::state::Control;
@@ -467,6 +467,8 @@ struct JointFile {
     child_rotation: [f64; 3],
     #[serde(default)]
     compliance: f64,
+    /// `[lower, upper]` (rad or m) the solver keeps the coordinate in.
+    range: Option<[f64; 2]>,
     drive: Option<DriveFile>,
 }
 
@@ -790,6 +792,14 @@ pub fn parse_scene_as(
                 child_frame * pose(joint.child_anchor, joint.child_rotation),
             )
             .compliance(joint.compliance);
+        if let Some([lower, upper]) = joint.range {
+            desc = desc.limits(JointLimits {
+                lower,
+                upper,
+                effort: f64::INFINITY,
+                velocity: f64::INFINITY,
+            });
+        }
         if let Some(d) = &joint.drive {
             let (drive, points) = drive_with_schedule(
                 d.mode,

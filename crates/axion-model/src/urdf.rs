@@ -14,9 +14,11 @@
 //!   parent link and the child link's own frame; the axis is in the joint frame.
 //!   `<limit>` (revolute, prismatic; continuous joints keep effort and velocity with an
 //!   infinite range) and `<dynamics>` are kept in [`crate::ModelJoint::limits`] and
-//!   [`crate::ModelJoint::dynamics`] but **not used by the solver yet** (limits are
-//!   planned as unilateral rows); `<mimic>`, `<calibration>` and `<safety_controller>`
-//!   are ignored.
+//!   [`crate::ModelJoint::dynamics`]. The solver enforces the `lower`/`upper` range
+//!   ([`crate::ModelJoint::range`]: unilateral rows on the joint coordinate; a revolute
+//!   range of a full turn or more is no constraint), not the effort and velocity
+//!   ratings, and does not apply `<dynamics>`; `<mimic>`, `<calibration>` and
+//!   `<safety_controller>` are ignored.
 //! * Initial link poses follow the joint origins from the root link at the given base
 //!   pose; the root is static with `fixed_base`.
 //! * Links without mass (no `<inertial>`, or mass 0: frames such as `base_footprint`

@@ -33,10 +33,10 @@ pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors};
 pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, DriveDesc, DriveId,
-    DriveSchedule, Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointType, Material,
-    Model, ModelBuilder, ModelError, Scene, SceneError, SceneFormat, SceneSettings, Shape,
-    ShapeDesc, SolverOverrides, State, StepError, StepReport, StepStats, UrdfError, UrdfOptions,
-    import_urdf, load_scene, parse_scene, parse_scene_as, parse_scene_in,
+    DriveSchedule, Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange, JointType,
+    Material, Model, ModelBuilder, ModelError, Scene, SceneError, SceneFormat, SceneSettings,
+    Shape, ShapeDesc, SolverOverrides, State, StepError, StepReport, StepStats, UrdfError,
+    UrdfOptions, import_urdf, load_scene, parse_scene, parse_scene_as, parse_scene_in,
 };
 
 /// Everything a typical program needs.
