@@ -18,6 +18,7 @@ use axion_collision::{CollisionWorld, Contact};
 use axion_math::Pose;
 use axion_model::{Backend, Control, Model, State, StepError, StepReport};
 use nalgebra::Vector3;
+use rayon::prelude::*;
 
 pub use settings::{Integrator, SolverSettings};
 
@@ -221,22 +222,14 @@ impl Backend for CpuBackend {
         let steps: Vec<WorldStep> = if threads == 1 {
             job(0, &mut cache.workers[0])
         } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = cache
-                    .workers
-                    .iter_mut()
-                    .take(threads)
-                    .enumerate()
-                    .map(|(k, f)| scope.spawn(move || job(k * per_worker, f)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|handle| match handle.join() {
-                        Ok(steps) => steps,
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    })
-                    .collect()
-            })
+            // Blocks run on rayon's pool (no thread is started per step); collecting the
+            // indexed blocks keeps the worlds in order.
+            let blocks: Vec<Vec<WorldStep>> = cache.workers[..threads]
+                .par_iter_mut()
+                .enumerate()
+                .map(|(k, f)| job(k * per_worker, f))
+                .collect();
+            blocks.into_iter().flatten().collect()
         };
         let mut report = StepReport::default();
         let layout = &cache.layout;

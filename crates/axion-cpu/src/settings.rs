@@ -45,9 +45,11 @@ pub struct SolverSettings {
     /// step (same bodies, points within 5 mm): fewer Newton iterations on resting
     /// contacts (measured in docs/benchmarks.md).
     pub contact_persistence: bool,
-    /// Threads that step the worlds of a batch in parallel: 0 (the default) uses one per
-    /// available core, at most one per world. Every world is solved on its own, so the
-    /// results are bitwise identical for any thread count.
+    /// Blocks of worlds stepped in parallel (on rayon's thread pool, one thread per
+    /// core unless `RAYON_NUM_THREADS` says otherwise): 0 (the default) makes one block
+    /// per available core, 1 steps every world on the calling thread; never more blocks
+    /// than worlds. Every world is solved on its own, so the results are bitwise
+    /// identical for any value.
     pub threads: usize,
 }
 
