@@ -153,6 +153,15 @@ fn push_matrix(out: &mut Vec<f32>, m: &Matrix3<f64>) {
 /// Refuses models the kernel cannot run: today, any pair of collidable shapes that may
 /// touch (contacts and friction are not on the GPU yet).
 pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
+    if let Some(j) = model.joints().iter().find(|j| j.range().is_some()) {
+        return Err(GpuError::UnsupportedModel {
+            reason: format!(
+                "joint '{}' has a range (lower/upper limits), and joint limits are not \
+                 implemented on the GPU yet (use the CPU backend)",
+                j.name
+            ),
+        });
+    }
     let connected: std::collections::HashSet<(usize, usize)> = model
         .joints()
         .iter()
