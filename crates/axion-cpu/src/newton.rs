@@ -702,7 +702,7 @@ impl<'a> WorldSolver<'a> {
                 } else {
                     axion_constraints::Stiffness::zeros()
                 };
-                if let Some(d) = mj.drive {
+                for d in [mj.drive, mj.damper].into_iter().flatten() {
                     let md = &model.drives()[d.0];
                     let l = it.lambda[layout.joint_rows + d.0];
                     k += coordinate_stiffness(

@@ -188,8 +188,9 @@ pub struct JointDesc {
     /// a revolute or prismatic coordinate in `[lower, upper]` (see
     /// `ModelJoint::range`); the effort and velocity ratings are kept, not enforced.
     pub limits: Option<JointLimits>,
-    /// Damping and friction (from URDF `<dynamics>`); kept in the model, **not applied**
-    /// by the solver yet.
+    /// Damping and friction (from URDF `<dynamics>`, or a scene's `damping`): viscous
+    /// damping of a revolute or prismatic joint becomes an implicit damper
+    /// (`ModelJoint::damper`); dry friction is kept, not applied.
     pub dynamics: Option<JointDynamics>,
 }
 

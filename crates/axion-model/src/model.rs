@@ -62,6 +62,11 @@ pub struct ModelJoint {
     pub joint: Joint,
     /// The joint's drive, if any.
     pub drive: Option<DriveId>,
+    /// The joint's damper, if [`dynamics`](Self::dynamics) gives a revolute or prismatic
+    /// joint a viscous damping $d > 0$: a velocity drive with target 0 and gain $d$,
+    /// $\lambda = -d\thinspace\dot q$, implicit like every drive. (Dry friction, and damping on
+    /// other joint kinds, are kept in `dynamics` but not applied.)
+    pub damper: Option<DriveId>,
     /// First row of this joint among the model's joint rows.
     pub first_row: usize,
     /// Range and ratings from the description; the solver enforces the range
@@ -396,18 +401,19 @@ impl ModelBuilder {
         .map_err(invalid)?;
         let joint = Joint::new(kind, frames, desc.compliance).map_err(invalid)?;
         let joint_id = JointId(self.joints.len());
+        let coordinate = match kind {
+            JointKind::Revolute { axis } => Some((CoordinateKind::Angle, axis)),
+            JointKind::Prismatic { axis } => Some((CoordinateKind::Displacement, axis)),
+            _ => None,
+        };
         let drive = match desc.drive {
             None => None,
             Some(d) => {
-                let (coordinate, axis) = match kind {
-                    JointKind::Revolute { axis } => (CoordinateKind::Angle, axis),
-                    JointKind::Prismatic { axis } => (CoordinateKind::Displacement, axis),
-                    _ => {
-                        return Err(ModelError::DriveOnUnsupportedJoint {
-                            joint: name,
-                            kind: desc.kind.name(),
-                        });
-                    }
+                let Some((coordinate, axis)) = coordinate else {
+                    return Err(ModelError::DriveOnUnsupportedJoint {
+                        joint: name,
+                        kind: desc.kind.name(),
+                    });
                 };
                 let initial = match d {
                     DriveDesc::Position {
@@ -428,12 +434,26 @@ impl ModelBuilder {
                 Some(DriveId(self.drives.len() - 1))
             }
         };
+        let damping = desc.dynamics.map_or(0.0, |d| d.damping);
+        let damper = match coordinate {
+            Some((coordinate, axis)) if damping > 0.0 => {
+                self.drives.push(ModelDrive {
+                    joint: joint_id,
+                    coordinate,
+                    axis,
+                    initial: Drive::velocity(0.0, damping).map_err(invalid)?,
+                });
+                Some(DriveId(self.drives.len() - 1))
+            }
+            _ => None,
+        };
         self.joints.push(ModelJoint {
             name: desc.name,
             parent: desc.parent,
             child: desc.child,
             joint,
             drive,
+            damper,
             first_row: self.joint_rows,
             limits: desc.limits,
             dynamics: desc.dynamics,

@@ -30,7 +30,7 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use toml::Spanned;
 
-use crate::desc::{BodyDesc, DriveDesc, DriveId, JointDesc, JointLimits, JointType};
+use crate::desc::{BodyDesc, DriveDesc, DriveId, JointDesc, JointDynamics, JointLimits, JointType};
 use crate::model::{Model, ModelBuilder};
 use crate::shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
 use crate::state::Control;
@@ -469,6 +469,8 @@ struct JointFile {
     compliance: f64,
     /// `[lower, upper]` (rad or m) the solver keeps the coordinate in.
     range: Option<[f64; 2]>,
+    /// Viscous damping (N·s/m or N·m·s/rad).
+    damping: Option<f64>,
     drive: Option<DriveFile>,
 }
 
@@ -798,6 +800,12 @@ pub fn parse_scene_as(
                 upper,
                 effort: f64::INFINITY,
                 velocity: f64::INFINITY,
+            });
+        }
+        if let Some(damping) = joint.damping {
+            desc = desc.dynamics(JointDynamics {
+                damping,
+                friction: 0.0,
             });
         }
         if let Some(d) = &joint.drive {

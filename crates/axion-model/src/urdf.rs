@@ -17,8 +17,9 @@
 //!   [`crate::ModelJoint::dynamics`]. The solver enforces the `lower`/`upper` range
 //!   ([`crate::ModelJoint::range`]: unilateral rows on the joint coordinate; a revolute
 //!   range of a full turn or more is no constraint), not the effort and velocity
-//!   ratings, and does not apply `<dynamics>`; `<mimic>`, `<calibration>` and
-//!   `<safety_controller>` are ignored.
+//!   ratings; `<dynamics damping>` of a revolute or prismatic joint becomes an implicit
+//!   damper ([`crate::ModelJoint::damper`]), `friction` is kept, not applied; `<mimic>`,
+//!   `<calibration>` and `<safety_controller>` are ignored.
 //! * Initial link poses follow the joint origins from the root link at the given base
 //!   pose; the root is static with `fixed_base`.
 //! * Links without mass (no `<inertial>`, or mass 0: frames such as `base_footprint`
