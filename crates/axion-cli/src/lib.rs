@@ -14,7 +14,7 @@ mod plots;
 pub use glb::{Keyframes, glb_bytes, write_glb};
 pub use plots::{PLOT_SIZE, Series, write_plots};
 
-use axion::collision::CollisionWorld;
+use axion::collision::{CollisionWorld, visual_mesh};
 use axion::scenes::{self, ChainOptions, ServoJoint};
 use axion::{
     BackendChoice, DriveDesc, Model, ModelError, SimError, Simulator, SolverSettings, StepStats,
@@ -37,6 +37,12 @@ pub enum CliError {
         /// The value given.
         value: f64,
     },
+    /// `--fixed-base` given for a scene file (robots in scene files say `fixed_base`
+    /// themselves).
+    #[error(
+        "--fixed-base applies to URDF files; in a scene file set `fixed_base = true` on the robot"
+    )]
+    FixedBaseWithoutUrdf,
     /// `--threads` asked of a backend that has no worker threads.
     #[error("--threads applies to the CPU backend, not to {backend}")]
     ThreadsWithoutCpu {
@@ -65,6 +71,15 @@ pub enum CliError {
         what: String,
         /// Why.
         reason: String,
+    },
+    /// An input file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
     },
     /// An output file could not be written.
     #[error("cannot write {path}: {source}")]
@@ -585,6 +600,102 @@ pub fn solver_settings(s: &axion::SceneSettings) -> axion::SolverSettings {
     settings.contact_tolerance = o.contact_tolerance.unwrap_or(settings.contact_tolerance);
     settings.contact_margin = o.contact_margin.unwrap_or(settings.contact_margin);
     settings
+}
+
+/// Friction of the ground under a robot run straight from its URDF file.
+pub const URDF_GROUND_FRICTION: f64 = 0.8;
+
+/// Time step and duration (s) of a robot run straight from its URDF file.
+pub const URDF_RUN: (f64, f64) = (0.01, 3.0);
+
+/// A URDF robot on flat ground (a half-space, μ = [`URDF_GROUND_FRICTION`], also the
+/// robot's friction), without drives. With `fixed_base` the root link is bolted to the
+/// world at the origin and the ground is at z = 0, or 1 mm below the lowest point of the
+/// moving links if they reach lower; otherwise the robot stands on the ground at z = 0
+/// with its lowest point 1 mm above it. Meshes are found relative to the file.
+pub fn urdf_model(path: &Path, fixed_base: bool) -> Result<Model, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let import = |base_height: f64, ground: Option<f64>| -> Result<Model, CliError> {
+        let mut b = axion::ModelBuilder::new();
+        if let Some(z) = ground {
+            let plane = axion::ShapeDesc::from_geometry(axion::Geometry::HalfSpace {
+                normal: nalgebra::Vector3::z(),
+            })
+            .material(axion::Material {
+                friction: URDF_GROUND_FRICTION,
+                ..Default::default()
+            });
+            b.add_body(
+                axion::BodyDesc::fixed("ground")
+                    .at(nalgebra::Vector3::new(0.0, 0.0, z))
+                    .shape(plane),
+            )?;
+        }
+        let options = axion::UrdfOptions {
+            base_pose: nalgebra::Isometry3::translation(0.0, 0.0, base_height),
+            fixed_base,
+            friction: URDF_GROUND_FRICTION,
+            mesh_folder: path.parent().map(Path::to_path_buf),
+            ..Default::default()
+        };
+        axion::import_urdf(&text, &options, &mut b)?;
+        Ok(b.build()?)
+    };
+    // The lowest point of the robot's moving shapes (or centres of mass) as described.
+    let robot = import(0.0, None)?;
+    let mut lowest = f64::INFINITY;
+    for body in robot.bodies().iter().filter(|b| b.is_dynamic()) {
+        let pose = body.reference_pose(&body.initial_pose);
+        lowest = lowest.min(body.initial_pose.translation.z);
+        for shape in &body.shapes {
+            let mesh = visual_mesh(&shape.geometry).map_err(|reason| CliError::Picture {
+                what: format!("a shape of body {:?}", body.name),
+                reason,
+            })?;
+            for v in &mesh.positions {
+                lowest = lowest.min((pose * shape.local_pose * v).z);
+            }
+        }
+    }
+    if fixed_base {
+        import(0.0, Some(0.0f64.min(lowest - 1e-3)))
+    } else {
+        import(1e-3 - lowest, Some(0.0))
+    }
+}
+
+/// Runs a URDF robot as [`urdf_model`] sets it up ([`URDF_RUN`] unless `options` say
+/// otherwise).
+pub fn run_urdf(path: &Path, fixed_base: bool, options: &RunOptions) -> Result<Summary, CliError> {
+    let model = urdf_model(path, fixed_base)?;
+    let name = path
+        .file_stem()
+        .map_or("robot".into(), |n| n.to_string_lossy().into_owned());
+    run_model(&name, model, URDF_RUN.0, URDF_RUN.1, &[], options)
+}
+
+/// Checks a URDF robot: builds it as [`urdf_model`] does and describes it.
+pub fn check_urdf(path: &Path, fixed_base: bool) -> Result<String, CliError> {
+    let m = urdf_model(path, fixed_base)?;
+    Simulator::new(m.clone(), 1, URDF_RUN.0, BackendChoice::Auto)?;
+    Ok(format!(
+        "{}: ok — {} bodies (with the ground), {} joints ({} rows), {} joint ranges, {} dampers",
+        path.display(),
+        m.bodies().len(),
+        m.joints().len(),
+        m.joint_row_count(),
+        m.joints().iter().filter(|j| j.range().is_some()).count(),
+        m.joints().iter().filter(|j| j.damper.is_some()).count(),
+    ))
+}
+
+/// Whether `path` names a URDF file (by its extension).
+pub fn is_urdf(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("urdf"))
 }
 
 /// Checks a scene file: builds its model and collision shapes without running it, and

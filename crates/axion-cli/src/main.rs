@@ -12,7 +12,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use axion::BackendChoice;
-use axion_cli::{CliError, DEMOS, RunOptions, Summary, check_scene, find, run_demo, run_scene};
+use axion_cli::{
+    CliError, DEMOS, RunOptions, Summary, check_scene, check_urdf, find, is_urdf, run_demo,
+    run_scene, run_urdf,
+};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -38,17 +41,25 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Run a scene file (TOML, or JSON with a .json extension; see docs/scenes.md).
+    /// Run a scene file (TOML, or JSON with a .json extension; see docs/scenes.md), or a
+    /// URDF robot (.urdf) on flat ground without drives.
     Run {
-        /// The scene file.
+        /// The scene or URDF file.
         scene: PathBuf,
+        /// A URDF robot's root link is bolted to the world at the origin (otherwise the
+        /// robot stands on the ground, its lowest point 1 mm above it).
+        #[arg(long)]
+        fixed_base: bool,
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Validate a scene file (TOML or JSON) without running it.
+    /// Validate a scene file (TOML or JSON) or a URDF robot without running it.
     Check {
-        /// The scene file.
+        /// The scene or URDF file.
         scene: PathBuf,
+        /// As for `run`.
+        #[arg(long)]
+        fixed_base: bool,
     },
 }
 
@@ -145,8 +156,25 @@ fn main() -> ExitCode {
                 .and_then(|d| run_demo(d, &run.options()));
             report(result, run.out.as_ref())
         }
-        Command::Run { scene, run } => report(run_scene(&scene, &run.options()), run.out.as_ref()),
-        Command::Check { scene } => match check_scene(&scene) {
+        Command::Run {
+            scene,
+            fixed_base,
+            run,
+        } => {
+            let result = if is_urdf(&scene) {
+                run_urdf(&scene, fixed_base, &run.options())
+            } else if fixed_base {
+                Err(CliError::FixedBaseWithoutUrdf)
+            } else {
+                run_scene(&scene, &run.options())
+            };
+            report(result, run.out.as_ref())
+        }
+        Command::Check { scene, fixed_base } => match if is_urdf(&scene) {
+            check_urdf(&scene, fixed_base)
+        } else {
+            check_scene(&scene)
+        } {
             Ok(text) => {
                 println!("{text}");
                 ExitCode::SUCCESS

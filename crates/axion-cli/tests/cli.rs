@@ -161,3 +161,44 @@ fn thread_count_does_not_change_the_outputs() {
     };
     assert_eq!(run(1), run(3));
 }
+
+/// `axion run ROBOT.urdf`: the skid-steer, set on the ground with its lowest point 1 mm
+/// up, drops 1 mm and rests on its wheels (centres at the 0.36 m radius, within 1e-4 m);
+/// with `--fixed-base` the cartpole's rail is bolted to the world; `--fixed-base` on a
+/// scene file is refused.
+#[test]
+fn urdf_files_run_on_flat_ground() {
+    let robots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/robots");
+    let skid = robots.join("skid_steer.urdf");
+    let model = axion_cli::urdf_model(&skid, false).unwrap();
+    let wheels: Vec<_> = ["left_wheel", "right_wheel", "rear_wheel"]
+        .iter()
+        .map(|n| model.body_id(n).expect("wheel"))
+        .collect();
+    let mut sim = axion::Simulator::new(model, 1, 0.01, BackendChoice::Cpu).unwrap();
+    let s = sim.run(100).unwrap();
+    for w in wheels {
+        let z = sim.state().com_pose(0, w).translation.z;
+        assert!((z - 0.36).abs() < 1e-4, "wheel centre at {z}");
+    }
+    assert_eq!(s.converged_steps, s.steps);
+
+    let axion = env!("CARGO_BIN_EXE_axion");
+    let out = Command::new(axion)
+        .arg("run")
+        .arg(robots.join("cartpole.urdf"))
+        .args(["--fixed-base", "--duration", "0.5", "--quiet"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("cartpole: 50 steps"), "{stdout}");
+    assert!(stdout.contains("converged          100.0 %"), "{stdout}");
+    let out = Command::new(axion)
+        .arg("run")
+        .arg(robots.join("../scenes/slope.toml"))
+        .arg("--fixed-base")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--fixed-base applies to URDF files"));
+}
