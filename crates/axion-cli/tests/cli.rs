@@ -191,7 +191,10 @@ fn urdf_files_run_on_flat_ground() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && stdout.contains("cartpole: 50 steps"), "{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("cartpole: 50 steps"),
+        "{stdout}"
+    );
     assert!(stdout.contains("converged          100.0 %"), "{stdout}");
     let out = Command::new(axion)
         .arg("run")
