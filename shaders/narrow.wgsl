@@ -6,10 +6,15 @@
 // * box (half extents e): the corners of the face whose outward normal is most
 //   opposed to n (axis k = argmax |(Rᵀn)_k|, side s = −sign (Rᵀn)_k), at most 4;
 // * capsule (radius r, half length l along the local z axis): the two end points of
-//   its core segment x ± l R ẑ, gap n·p − d − r each, thickness r.
+//   its core segment x ± l R ẑ, gap n·p − d − r each, thickness r;
+// * cylinder (radius r, half length l along the local z axis), with m = −Rᵀn (towards
+//   the plane, local) and u the unit of (m_x, m_y) (x̂ when that is below 1e-6): if
+//   |m_z| < 0.5 the two ends (r u, ±l) of the side line nearest the plane, otherwise
+//   the 4 rim points (r v, sign(m_z) l) of the cap facing the plane, v = u turned by
+//   0°, 90°, 180°, 270° (the first is the cap's lowest point).
 //
-// Probe input i, 16 floats: n (3), d, kind (0 sphere, 1 box, 2 capsule), parameters
-// (3: r | e | r, l), x (3), θ (x, y, z, w), margin.
+// Probe input i, 16 floats: n (3), d, kind (0 sphere, 1 box, 2 capsule, 3 cylinder),
+// parameters (3: r | e | r, l | r, l), x (3), θ (x, y, z, w), margin.
 // Probe output i, 17 floats: count, then 4 × (core point (3), gap).
 
 @group(0) @binding(0) var<storage, read> narrow_in: array<f32>;
@@ -56,11 +61,33 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
             let p = x + r * c;
             plane_keep(&acc, p, dot(n, p) - d, margin);
         }
-    } else {
+    } else if kind == 2u {
         let axis = quat_rotate(q, vec3<f32>(0.0, 0.0, par.y));
         for (var end = 0u; end < 2u; end++) {
             let p = x + select(-axis, axis, end == 1u);
             plane_keep(&acc, p, dot(n, p) - d - par.x, margin);
+        }
+    } else {
+        let r = quat_matrix(q);
+        let dl = -(transpose(r) * n);
+        var u = vec2<f32>(1.0, 0.0);
+        let radial = length(dl.xy);
+        if radial > 1e-6 {
+            u = dl.xy / radial;
+        }
+        if abs(dl.z) < 0.5 {
+            for (var end = 0u; end < 2u; end++) {
+                let p = x + r * vec3<f32>(par.x * u, select(-par.y, par.y, end == 1u));
+                plane_keep(&acc, p, dot(n, p) - d, margin);
+            }
+        } else {
+            let z = select(-par.y, par.y, dl.z > 0.0);
+            var v = u;
+            for (var k = 0u; k < 4u; k++) {
+                let p = x + r * vec3<f32>(par.x * v, z);
+                plane_keep(&acc, p, dot(n, p) - d, margin);
+                v = vec2<f32>(-v.y, v.x);
+            }
         }
     }
     return acc;

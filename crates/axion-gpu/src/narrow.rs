@@ -1,5 +1,5 @@
-//! Rust twin of `shaders/narrow.wgsl`: the narrow phase of a sphere, box or capsule
-//! against a static half-space $n \cdot p = d$, in f32, and a probe kernel that
+//! Rust twin of `shaders/narrow.wgsl`: the narrow phase of a sphere, box, capsule or
+//! cylinder against a static half-space $n \cdot p = d$, in f32, and a probe kernel that
 //! evaluates it on a batch of inputs so that tests can compare it with
 //! `axion-collision` (not yet used by the Newton step: models whose shapes may collide
 //! are still refused).
@@ -11,6 +11,7 @@
 //! | sphere, radius $r$ | the centre $x$ | $n \cdot x - d - r$ |
 //! | box, half extents $e$ | with $m = R^\top n$: the 4 corners $x + R c$ of the face $k = \arg\max_i \lvert m_i\rvert$, $c_k = -\operatorname{sign}(m_k)\thinspace e_k$, $c_j = \pm e_j$ otherwise | $n \cdot p - d$ |
 //! | capsule, radius $r$, half length $l$ along local $z$ | $x \pm l R \hat z$ | $n \cdot p - d - r$ |
+//! | cylinder, radius $r$, half length $l$ along local $z$ | with $m = -R^\top n$ and $u$ the unit of $(m_x, m_y)$ ($\hat x$ below $10^{-6}$): if $\lvert m_z\rvert < 0.5$ the side line's ends $x + R(r u, \pm l)$, else the cap's rim points $x + R(r v, \operatorname{sign}(m_z)\thinspace l)$, $v$ = $u$ turned by 0°, 90°, 180°, 270° | $n \cdot p - d$ |
 
 use axion_math::{Pose, pose_coords};
 use axion_model::Shape;
@@ -39,7 +40,7 @@ pub struct PlaneQuery {
     pub normal: Vector3<f64>,
     /// Offset $d$: the plane is $n \cdot p = d$.
     pub offset: f64,
-    /// The shape (sphere, box or capsule; a cylinder is an error).
+    /// The shape.
     pub shape: Shape,
     /// Pose of the shape's centre.
     pub pose: Pose,
@@ -57,7 +58,6 @@ pub struct PlanePoint {
 }
 
 /// Evaluates the WGSL half-space narrow phase on every query (one invocation each).
-/// A cylinder is refused with [`GpuError::UnsupportedModel`].
 pub fn run_plane_probe(
     ctx: &GpuContext,
     queries: &[PlaneQuery],
@@ -74,11 +74,10 @@ pub fn run_plane_probe(
                 radius,
                 half_length,
             } => (2.0, [radius, half_length, 0.0]),
-            Shape::Cylinder { .. } => {
-                return Err(GpuError::UnsupportedModel {
-                    reason: "cylinder against a half-space is not on the device yet".into(),
-                });
-            }
+            Shape::Cylinder {
+                radius,
+                half_length,
+            } => (3.0, [radius, half_length, 0.0]),
         };
         data.extend(q.normal.iter().map(|&x| x as f32));
         data.push(q.offset as f32);

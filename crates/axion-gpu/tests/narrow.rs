@@ -1,5 +1,5 @@
 //! The half-space narrow phase of `shaders/narrow.wgsl` against `axion-collision`'s
-//! `detect` (parry, f64) for spheres, boxes and capsules at random poses over a
+//! `detect` (parry, f64) for spheres, boxes, capsules and cylinders at random poses over a
 //! ground of random normal: the same number of points, the same gaps and core points.
 //!
 //! Tolerance: a gap or point is a rotation, a dot product and a few sums of
@@ -7,7 +7,9 @@
 //! relative and the inputs were rounded to f32 first: we allow 64 ε L. Cases where a
 //! point's gap is within 1e-4 m of the margin (f32 and f64 may keep different sets)
 //! or where a box has two faces almost equally opposed to the normal (either face is
-//! a valid manifold) are excluded.
+//! a valid manifold) or a cylinder's axis is within 1e-3 of switching between side and
+//! cap (|m_z| = 0.5) or of the plane's normal (the cap's points turn freely) are
+//! excluded.
 
 mod common;
 
@@ -94,7 +96,7 @@ fn half_space_contacts_match_the_cpu() {
     let mut queries = Vec::new();
     while queries.len() < 600 {
         let normal = Vector3::new(rng.next(-0.5, 0.5), rng.next(-0.5, 0.5), 1.0).normalize();
-        let shape = match queries.len() % 3 {
+        let shape = match queries.len() % 4 {
             0 => Shape::Sphere {
                 radius: rng.next(0.05, 0.6),
             },
@@ -105,8 +107,12 @@ fn half_space_contacts_match_the_cpu() {
                     rng.next(0.05, 0.6),
                 ),
             },
-            _ => Shape::Capsule {
+            2 => Shape::Capsule {
                 radius: rng.next(0.05, 0.4),
+                half_length: rng.next(0.05, 0.6),
+            },
+            _ => Shape::Cylinder {
+                radius: rng.next(0.05, 0.6),
                 half_length: rng.next(0.05, 0.6),
             },
         };
@@ -126,6 +132,12 @@ fn half_space_contacts_match_the_cpu() {
             let mut a: Vec<f64> = local.iter().map(|x| x.abs()).collect();
             a.sort_by(f64::total_cmp);
             if a[2] - a[1] < 1e-3 {
+                continue;
+            }
+        }
+        if let Shape::Cylinder { .. } = shape {
+            let m = -(rotation.inverse() * normal);
+            if (m.z.abs() - 0.5).abs() < 1e-3 || m.xy().norm() < 1e-3 {
                 continue;
             }
         }
