@@ -10,7 +10,8 @@
 //!   may collide are refused ([`GpuError::UnsupportedModel`]): contacts, friction and
 //!   collision are not on the GPU yet.
 //! * One Rust twin per WGSL file of the top-level `shaders/` folder: [`kinematics`]
-//!   (`quat.wgsl`, `kinematics_probe.wgsl`) and [`step`] (`step.wgsl`), each with the
+//!   (`quat.wgsl`, `kinematics_probe.wgsl`), [`narrow`] (`narrow.wgsl`, the half-space
+//!   narrow phase, probed only so far) and [`step`] (`step.wgsl`), each with the
 //!   formulas it implements.
 //!
 //! Results are deterministic: the same inputs on the same adapter give bitwise
@@ -22,6 +23,7 @@ pub mod backend;
 pub mod context;
 pub mod error;
 pub mod kinematics;
+pub mod narrow;
 pub mod step;
 
 pub use backend::{GpuBackend, GpuSettings, RowProbe};
