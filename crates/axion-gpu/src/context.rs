@@ -130,6 +130,73 @@ impl GpuContext {
         }
     }
 
+    /// Runs a probe kernel: `entry` of the WGSL `source`, with `input` bound at binding 0
+    /// (read) and `outputs` floats at binding 1 (read-write), one invocation per item in
+    /// workgroups of 64; returns binding 1. The property tests evaluate shader functions
+    /// on batches of inputs this way.
+    pub fn run_probe_kernel(
+        &self,
+        label: &str,
+        source: &str,
+        entry: &str,
+        input: &[f32],
+        outputs: usize,
+        items: usize,
+    ) -> Result<Vec<f32>, GpuError> {
+        use wgpu::util::DeviceExt;
+        let out_size = (outputs * 4) as u64;
+        let buffer = self.checked(|ctx| {
+            let device = ctx.device();
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::cast_slice(input),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+            let output = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: out_size,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &pipeline.get_bind_group_layout(0),
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: input.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: output.as_entire_binding(),
+                    },
+                ],
+            });
+            let mut encoder = device.create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &bind, &[]);
+                pass.dispatch_workgroups(items.div_ceil(64) as u32, 1, 1);
+            }
+            ctx.queue().submit([encoder.finish()]);
+            output
+        })?;
+        let raw = self.read_back(&buffer, out_size)?;
+        Ok(bytemuck::pod_collect_to_vec(&raw))
+    }
     /// Copies `size` bytes of `buffer` (which needs `COPY_SRC`) back to the host.
     pub fn read_back(&self, buffer: &wgpu::Buffer, size: u64) -> Result<Vec<u8>, GpuError> {
         let staging = self.device.create_buffer(&wgpu::BufferDescriptor {

@@ -14,7 +14,6 @@
 
 use axion_math::{Pose, Twist, angular, linear, pose_coords};
 use nalgebra::Vector3;
-use wgpu::util::DeviceExt;
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
@@ -69,58 +68,14 @@ pub fn run_probe(ctx: &GpuContext, inputs: &[ProbeInput]) -> Result<Vec<ProbeOut
         data.push(p.h as f32);
         data.extend(p.vector.iter().map(|&x| x as f32));
     }
-    let out_size = (OUT * inputs.len() * 4) as u64;
-    let bytes = ctx.checked(|ctx| {
-        let device = ctx.device();
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("kinematics_probe"),
-            source: wgpu::ShaderSource::Wgsl(probe_source().into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("kinematics_probe"),
-            layout: None,
-            module: &module,
-            entry_point: Some("probe"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("probe in"),
-            contents: bytemuck::cast_slice(&data),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let output = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("probe out"),
-            size: out_size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: input.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: output.as_entire_binding(),
-                },
-            ],
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(inputs.len().div_ceil(64) as u32, 1, 1);
-        }
-        ctx.queue().submit([encoder.finish()]);
-        output
-    })?;
-    let raw = ctx.read_back(&bytes, out_size)?;
-    let floats: &[f32] = bytemuck::cast_slice(&raw);
+    let floats = ctx.run_probe_kernel(
+        "kinematics_probe",
+        &probe_source(),
+        "probe",
+        &data,
+        OUT * inputs.len(),
+        inputs.len(),
+    )?;
     Ok(floats
         .chunks_exact(OUT)
         .map(|c| ProbeOutput {

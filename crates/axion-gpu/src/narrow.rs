@@ -16,7 +16,6 @@
 use axion_math::{Pose, pose_coords};
 use axion_model::Shape;
 use nalgebra::Vector3;
-use wgpu::util::DeviceExt;
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
@@ -86,58 +85,14 @@ pub fn run_plane_probe(
         data.extend(pose_coords(&q.pose).iter().map(|&x| x as f32));
         data.push(q.margin as f32);
     }
-    let out_size = (OUT * queries.len() * 4) as u64;
-    let bytes = ctx.checked(|ctx| {
-        let device = ctx.device();
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("narrow_probe"),
-            source: wgpu::ShaderSource::Wgsl(narrow_source().into()),
-        });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("narrow_probe"),
-            layout: None,
-            module: &module,
-            entry_point: Some("probe_plane"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
-        let input = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("narrow in"),
-            contents: bytemuck::cast_slice(&data),
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let output = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("narrow out"),
-            size: out_size,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: None,
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: input.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: output.as_entire_binding(),
-                },
-            ],
-        });
-        let mut encoder = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = encoder.begin_compute_pass(&Default::default());
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(queries.len().div_ceil(64) as u32, 1, 1);
-        }
-        ctx.queue().submit([encoder.finish()]);
-        output
-    })?;
-    let raw = ctx.read_back(&bytes, out_size)?;
-    let floats: &[f32] = bytemuck::cast_slice(&raw);
+    let floats = ctx.run_probe_kernel(
+        "narrow_probe",
+        &narrow_source(),
+        "probe_plane",
+        &data,
+        OUT * queries.len(),
+        queries.len(),
+    )?;
     Ok(floats
         .chunks_exact(OUT)
         .map(|c| {

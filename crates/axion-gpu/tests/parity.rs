@@ -314,34 +314,14 @@ fn impossible_system_reports_non_convergence() {
 /// pendulum with d = 0.5 N·m·s/rad on its hinge.
 #[test]
 fn damped_pendulum_matches_cpu() {
-    use axion_model::{BodyDesc, JointDesc, JointDynamics, JointType, ModelBuilder};
-    use nalgebra::{Isometry3, Matrix3, Vector3};
-    let mut b = ModelBuilder::new();
-    let bob = b
-        .add_body(
-            BodyDesc::dynamic("bob")
-                .at(Vector3::new(1.0, 0.0, 0.0))
-                .mass(1.0, Vector3::zeros(), Matrix3::identity() * 1e-3),
-        )
-        .unwrap();
-    b.add_joint(
-        JointDesc::new(
-            "hinge",
-            JointType::Revolute { axis: Vector3::y() },
-            None,
-            bob,
-        )
-        .frames(
-            Isometry3::identity(),
-            Isometry3::translation(-1.0, 0.0, 0.0),
-        )
-        .dynamics(JointDynamics {
+    use axion_model::JointDynamics;
+    let model = scenes::pendulum_with(|hinge| {
+        hinge.dynamics(JointDynamics {
             damping: 0.5,
             friction: 0.0,
-        }),
-    )
+        })
+    })
     .unwrap();
-    let model = b.build().unwrap();
     assert!(model.joints()[0].damper.is_some());
     if let Some(p) = run("damped pendulum h=0.01", &model, 0.01, 1.0) {
         check(&p, "damped pendulum");

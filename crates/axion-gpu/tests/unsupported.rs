@@ -29,39 +29,18 @@ fn joint_scenes_are_accepted() {
 
 #[test]
 fn joint_ranges_are_refused_by_name() {
-    use axion::JointLimits;
-    use axion::prelude::*;
-    use nalgebra::{Isometry3, Matrix3, Vector3};
-    let mut b = ModelBuilder::new();
-    let bob = b
-        .add_body(
-            BodyDesc::dynamic("bob")
-                .at(Vector3::new(1.0, 0.0, 0.0))
-                .mass(1.0, Vector3::zeros(), Matrix3::identity() * 1e-6),
-        )
-        .unwrap();
-    b.add_joint(
-        JointDesc::new(
-            "elbow",
-            JointType::Revolute { axis: Vector3::y() },
-            None,
-            bob,
-        )
-        .frames(
-            Isometry3::identity(),
-            Isometry3::translation(-1.0, 0.0, 0.0),
-        )
-        .limits(JointLimits {
+    let model = axion::scenes::pendulum_with(|hinge| {
+        hinge.limits(axion::JointLimits {
             lower: -0.5,
             upper: 0.5,
             effort: 1.0,
             velocity: 1.0,
-        }),
-    )
+        })
+    })
     .unwrap();
-    let err = check_model(&b.build().unwrap()).unwrap_err();
+    let err = check_model(&model).unwrap_err();
     assert!(
-        err.to_string().contains("joint 'elbow' has a range"),
+        err.to_string().contains("joint 'hinge' has a range"),
         "{err}"
     );
 }

@@ -17,13 +17,19 @@ const POINT_INERTIA: f64 = 1e-6;
 /// SCENES.md row 2: a 1 kg point mass on a massless 1 m link, hinged to the world at
 /// the origin about y, released horizontal (at $x = 1$ m).
 pub fn pendulum() -> Result<Model, ModelError> {
+    pendulum_with(|hinge| hinge)
+}
+
+/// [`pendulum`] with its hinge changed by `hinge` (a range, damping, a drive, …);
+/// falling is the positive angle.
+pub fn pendulum_with(hinge: impl FnOnce(JointDesc) -> JointDesc) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     let bob = b.add_body(
         BodyDesc::dynamic("bob")
             .at(Vector3::new(1.0, 0.0, 0.0))
             .mass(1.0, Vector3::zeros(), Matrix3::identity() * POINT_INERTIA),
     )?;
-    b.add_joint(
+    b.add_joint(hinge(
         JointDesc::new(
             "hinge",
             JointType::Revolute { axis: Vector3::y() },
@@ -34,7 +40,7 @@ pub fn pendulum() -> Result<Model, ModelError> {
             Isometry3::identity(),
             Isometry3::translation(-1.0, 0.0, 0.0),
         ),
-    )?;
+    ))?;
     b.build()
 }
 

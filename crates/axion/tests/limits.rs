@@ -22,29 +22,7 @@ fn limits(lower: f64, upper: f64) -> JointLimits {
 /// The built-in pendulum (1 kg on a 1 m link about y, released horizontal; falling is
 /// the positive angle) with the given range.
 fn pendulum(lower: f64, upper: f64) -> Model {
-    let mut b = ModelBuilder::new();
-    let bob = b
-        .add_body(
-            BodyDesc::dynamic("bob")
-                .at(Vector3::new(1.0, 0.0, 0.0))
-                .mass(1.0, Vector3::zeros(), Matrix3::identity() * 1e-6),
-        )
-        .unwrap();
-    b.add_joint(
-        JointDesc::new(
-            "hinge",
-            JointType::Revolute { axis: Vector3::y() },
-            None,
-            bob,
-        )
-        .frames(
-            Isometry3::identity(),
-            Isometry3::translation(-1.0, 0.0, 0.0),
-        )
-        .limits(limits(lower, upper)),
-    )
-    .unwrap();
-    b.build().unwrap()
+    axion::scenes::pendulum_with(|hinge| hinge.limits(limits(lower, upper))).unwrap()
 }
 
 /// Joint 0's coordinate measured as its range measures it (rad or m, with the bounds
