@@ -123,6 +123,8 @@ pub(crate) struct ActiveLimit {
     pub range: JointRange,
     /// $+1$: lower bound; $-1$: upper bound.
     pub side: f64,
+    /// The force direction $\sigma J_q(q^-)$.
+    pub force: RowJacobian,
 }
 
 impl ActiveLimit {
@@ -149,6 +151,7 @@ impl ActiveLimit {
                     joint: j,
                     range,
                     side,
+                    force: c.jacobian * side,
                 };
                 if limit.gap(c.value) <= margin + 2.0 * h * speed {
                     found.push(limit);
@@ -351,15 +354,7 @@ impl<'a> WorldSolver<'a> {
             let mj = &model.joints()[l.joint];
             let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
             let qp = parent.map_or(Pose::identity(), |p| input.q0[p]);
-            let force = coordinate(
-                l.range.coordinate,
-                &mj.joint.frames,
-                &l.range.axis,
-                &qp,
-                &input.q0[child],
-            )
-            .jacobian
-                * l.side;
+            let force = l.force;
             let w = force.effective_inverse_mass(
                 parent.map_or(&world_mass, mass_of),
                 &qp.rotation,
