@@ -1,7 +1,8 @@
-// The implicit Newton step of axion-rs for joints and drives, one invocation per world
-// in each of four kernels (step_begin, step_direction, step_search, step_finish;
-// crates/axion-gpu/src/step.rs is the twin and documents the equations), plus
-// probe_rows, which evaluates the rows for the tests. Needs quat.wgsl prepended.
+// The implicit Newton step of axion-rs for joints, drives, contacts and friction, one
+// invocation per world in each of four kernels (step_begin, step_direction,
+// step_search, step_finish; crates/axion-gpu/src/step.rs is the twin and documents the
+// equations), plus probe_rows, which evaluates the rows for the tests. Needs quat.wgsl
+// and narrow.wgsl prepended.
 //
 // Every per-world array is interleaved: element `slot` of world `w` lives at
 // `slot * worlds + w`, so that neighbouring invocations read neighbouring words.
@@ -26,12 +27,20 @@ struct Params {
     adj_base_u: u32,
     joint_base_f: u32,
     scratch_slots: u32,
+    pairs: u32,
+    pair_base_u: u32,
+    pair_base_f: u32,
+    contact_row0: u32,
     h: f32,
     velocity_tolerance: f32,
     position_tolerance: f32,
     linear_tolerance: f32,
     gravity: vec3<f32>,
     regularization: f32,
+    contact_margin: f32,
+    contact_tolerance: f32,
+    fb_eps_sq: f32,
+    unused: f32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -48,6 +57,32 @@ const JOINT_F: u32 = 24u;
 const JOINT_U: u32 = 8u;
 const DRIVE_U: u32 = 4u;
 const CONTROL_DRIVE: u32 = 5u;
+const PAIR_U: u32 = 4u;
+const PAIR_F: u32 = 24u;
+const PAIR_POINTS: u32 = 4u;
+const CONTACT_S: u32 = 26u;
+// Offsets in a contact slot: active flag, normal n, plane offset d (n·p = d), contact
+// point relative to the COM in body axes, thickness, tangents t1 and t2, μ_g, the
+// scaling s (2), lever arm ρ = R(θ⁻) p, effective inverse masses (w_n, w_t1, w_t2),
+// friction basis e1 (2) of the current iterate.
+const C_ACTIVE: u32 = 0u;
+const C_N: u32 = 1u;
+const C_D: u32 = 4u;
+const C_P: u32 = 5u;
+const C_THICK: u32 = 8u;
+const C_T1: u32 = 9u;
+const C_T2: u32 = 12u;
+const C_MU: u32 = 15u;
+const C_S: u32 = 16u;
+const C_RHO: u32 = 18u;
+const C_W: u32 = 21u;
+const C_E: u32 = 24u;
+// friction::symmetric and friction::projection of axion-constraints.
+const STICK_REGULARIZATION: f32 = 1e-6;
+const KAPPA_MIN: f32 = 1e-9;
+const SLIP_BAND: f32 = 1e-6;
+// Below this ∂φ/∂g a contact's normal force step is fixed (see `evaluate`).
+const FB_FIX_BELOW: f32 = 1e-3;
 
 const REVOLUTE: u32 = 0u;
 const PRISMATIC: u32 = 1u;
@@ -83,6 +118,13 @@ var<private> s_az: u32;
 var<private> s_y: u32;
 var<private> s_xb: u32;
 var<private> s_dstart: u32;
+var<private> s_hdf: u32;
+var<private> s_mu: u32;
+var<private> s_fix: u32;
+var<private> s_fixv: u32;
+var<private> s_con: u32;
+var<private> s_ub: u32;
+var<private> s_lb: u32;
 
 // Keep in sync with `Packed::scratch_slots`, `slot_jac` and `slot_res` in step.rs.
 fn layout_scratch() {
@@ -113,7 +155,14 @@ fn layout_scratch() {
     s_az = o; o += r;
     s_y = o; o += r;
     s_xb = o; o += r;
-    s_dstart = o;
+    s_dstart = o; o += P.drives;
+    s_hdf = o; o += 6u * b;
+    s_mu = o; o += r;
+    s_fix = o; o += r;
+    s_fixv = o; o += r;
+    s_ub = o; o += 6u * b;
+    s_lb = o; o += r;
+    s_con = o;
 }
 
 // ---- interleaved accessors -------------------------------------------------------
@@ -418,6 +467,311 @@ fn drive_is_angle(d: u32) -> bool {
     return model_u[P.drive_base_u + d * DRIVE_U + 1u] == 0u;
 }
 
+// ---- contacts ---------------------------------------------------------------------------
+
+fn pair_body(p: u32) -> u32 {
+    return model_u[P.pair_base_u + p * PAIR_U];
+}
+fn pair_ground(p: u32) -> u32 {
+    return model_u[P.pair_base_u + p * PAIR_U + 1u];
+}
+fn pair_kind(p: u32) -> u32 {
+    return model_u[P.pair_base_u + p * PAIR_U + 2u];
+}
+fn pair_anisotropy(p: u32) -> u32 {
+    return model_u[P.pair_base_u + p * PAIR_U + 3u];
+}
+fn pf(p: u32, at: u32) -> f32 {
+    return model_f[P.pair_base_f + p * PAIR_F + at];
+}
+fn pf3(p: u32, at: u32) -> vec3<f32> {
+    return vec3<f32>(pf(p, at), pf(p, at + 1u), pf(p, at + 2u));
+}
+// The first contact slot of pair p, and the first row of slot k.
+fn contact_slot(k: u32) -> u32 {
+    return s_con + CONTACT_S * k;
+}
+fn contact_row(k: u32) -> u32 {
+    return P.contact_row0 + 3u * k;
+}
+
+// The tangent frame (t1, t2) with t1 × t2 = n and the cone scaling of a pair
+// (friction::TangentFrame and FrictionCone::scaling of axion-constraints): along the
+// anisotropy axis a (world) projected on the contact plane when |a − (a·n)n|² ≥ 1e-8,
+// with μ = (μ1, μ2); otherwise orthobasis(n) and the isotropic μ1. Scaled variables
+// λ̂ = λ/s, v̂ = s v with μ_g = √(μ1 μ2), s = μ/μ_g (μ floored at 1e-9 max μ).
+struct Frame {
+    t1: vec3<f32>,
+    t2: vec3<f32>,
+    mu: f32,
+    s: vec2<f32>,
+}
+
+fn orthobasis_first(n: vec3<f32>) -> vec3<f32> {
+    let a = abs(n);
+    var v = vec3<f32>(0.0, 0.0, 1.0);
+    if a.x <= a.y && a.x <= a.z {
+        v = vec3<f32>(1.0, 0.0, 0.0);
+    } else if a.y <= a.z {
+        v = vec3<f32>(0.0, 1.0, 0.0);
+    }
+    return normalize(cross(n, v));
+}
+
+fn contact_frame(p: u32, n: vec3<f32>, qa: vec4<f32>, qg: vec4<f32>) -> Frame {
+    var t1 = orthobasis_first(n);
+    var mu = vec2<f32>(pf(p, 16u), pf(p, 16u));
+    let side = pair_anisotropy(p);
+    if side != 0u {
+        let a = quat_rotate(select(qg, qa, side == 1u), pf3(p, 18u));
+        let at = a - n * dot(a, n);
+        if dot(at, at) >= 1e-8 {
+            t1 = normalize(at);
+            mu.y = pf(p, 17u);
+        }
+    }
+    let top = max(mu.x, mu.y);
+    var s = vec2<f32>(1.0);
+    var mu_g = top;
+    if mu.x != mu.y {
+        let floored = max(mu, vec2<f32>(1e-9 * top));
+        mu_g = sqrt(floored.x * floored.y);
+        s = floored / mu_g;
+    }
+    return Frame(t1, cross(n, t1), mu_g, s);
+}
+
+// J M̃(θ⁻)⁻¹ Jᵀ of a row on body b with linear part e and angular part ρ × e.
+fn effective_inverse_mass(b: u32, q: vec4<f32>, e: vec3<f32>, rho: vec3<f32>) -> f32 {
+    let ang = cross(rho, e);
+    return dot(e, e) * body_inv_mass(b) + dot(ang, inverse_ang(b, q, ang));
+}
+
+// Contact detection at the start-of-step poses (in s_pose) and velocities: for each
+// pair the half-space narrow phase (narrow.wgsl) within the speculative margin
+// P.contact_margin + 2 h max|v|, as on the CPU. Slot k of a pair gets the k-th point;
+// the step's constants are stored in it. Warm start: a slot keeps its normal force,
+// and its friction force is carried over in world axes into the new tangent frame; an
+// empty slot's forces are zero. Returns the number of contacts.
+fn detect_contacts() -> u32 {
+    var speed = 0.0;
+    for (var b = 0u; b < P.bodies; b++) {
+        if body_dynamic(b) {
+            speed = max(speed, length(sget3(s_u + 6u * b)));
+        }
+    }
+    let margin = P.contact_margin + 2.0 * P.h * speed;
+    var count = 0u;
+    for (var p = 0u; p < P.pairs; p++) {
+        let a = pair_body(p);
+        let pa = pose(a);
+        let pg = pose(pair_ground(p));
+        let n = normalize(quat_rotate(pg.q, pf3(p, 10u)));
+        let d = dot(n, pg.x + quat_rotate(pg.q, pf3(p, 13u)));
+        let xs = pa.x + quat_rotate(pa.q, pf3(p, 0u));
+        let qs = quat_mul(pa.q, vec4<f32>(pf3(p, 3u), pf(p, 6u)));
+        let kind = pair_kind(p);
+        let par = pf3(p, 7u);
+        var pts = plane_points(n, d, kind, par, xs, qs, margin);
+        var thickness = 0.0;
+        if kind == 0u || kind == 2u {
+            thickness = par.x;
+        }
+        let fr = contact_frame(p, n, pa.q, pg.q);
+        for (var k = 0u; k < PAIR_POINTS; k++) {
+            let c = contact_slot(PAIR_POINTS * p + k);
+            let i = contact_row(PAIR_POINTS * p + k);
+            let old = sget(s_l + i + 1u) * sget3(c + C_T1) + sget(s_l + i + 2u) * sget3(c + C_T2);
+            if k >= pts.count {
+                sset(c + C_ACTIVE, 0.0);
+                sset(s_l + i, 0.0);
+                sset(s_l + i + 1u, 0.0);
+                sset(s_l + i + 2u, 0.0);
+                continue;
+            }
+            count += 1u;
+            let rho = pts.p[k].xyz - pa.x;
+            sset(c + C_ACTIVE, 1.0);
+            sset3(c + C_N, n);
+            sset(c + C_D, d);
+            sset3(c + C_P, quat_rotate(quat_conj(pa.q), rho));
+            sset(c + C_THICK, thickness);
+            sset3(c + C_T1, fr.t1);
+            sset3(c + C_T2, fr.t2);
+            sset(c + C_MU, fr.mu);
+            sset(c + C_S, fr.s.x);
+            sset(c + C_S + 1u, fr.s.y);
+            sset3(c + C_RHO, rho);
+            sset(c + C_W, effective_inverse_mass(a, pa.q, n, rho));
+            sset(c + C_W + 1u, effective_inverse_mass(a, pa.q, fr.t1, rho));
+            sset(c + C_W + 2u, effective_inverse_mass(a, pa.q, fr.t2, rho));
+            sset(s_l + i + 1u, dot(old, fr.t1));
+            sset(s_l + i + 2u, dot(old, fr.t2));
+        }
+    }
+    return count;
+}
+
+// Smoothed, scaled Fischer–Burmeister function (axion_math::fischer_burmeister_scaled):
+// φ(a, b) = a + r b − √(a² + r²b² + ε²), with its partial derivatives.
+struct Fb {
+    value: f32,
+    d_a: f32,
+    d_b: f32,
+}
+
+fn fischer_burmeister(a: f32, b: f32, r: f32, eps_sq: f32) -> Fb {
+    let rb = r * b;
+    let n = sqrt(a * a + rb * rb + eps_sq);
+    if n == 0.0 {
+        let d = 1.0 - 0.70710677;
+        return Fb(0.0, d, r * d);
+    }
+    let sum = a + rb;
+    var value = sum - n;
+    if sum > 0.0 {
+        // The same value without cancellation.
+        value = (2.0 * a * rb - eps_sq) / (sum + n);
+    }
+    return Fb(value, 1.0 - a / n, r * (1.0 - rb / n));
+}
+
+// Marks row i as fixed: its multiplier changes by `step` in the next Newton
+// direction, outside the Schur system.
+fn fix_row(i: u32, step: f32) {
+    sset(s_fix + i, 1.0);
+    sset(s_fixv + i, step);
+    sset(s_res + i, 0.0);
+    sset(s_creg + i, 0.0);
+}
+
+// A friction row of slot c along the scaled direction e: Jacobian eᵀ Ĵ_t with
+// Ĵ_t = (s1 J_t1; s2 J_t2), multiplier e·λ̂.
+fn friction_jacobian(i: u32, c: u32, e: vec2<f32>, lam: vec2<f32>) {
+    let dir = sget3(c + C_T1) * (e.x * sget(c + C_S)) + sget3(c + C_T2) * (e.y * sget(c + C_S + 1u));
+    let z = vec3<f32>(0.0);
+    set_jac(i, dir, cross(sget3(c + C_RHO), dir), z, z);
+    sset(s_mu + i, dot(e, lam));
+    sset(s_fix + i, 0.0);
+}
+
+struct ContactNorms {
+    merit: f32,
+    normal: f32,
+    friction: f32,
+}
+
+// Rows of contact slot k at the current iterate: the normal row and the symmetric
+// friction rows (friction::symmetric of axion-constraints; see step.rs).
+fn contact_rows(k: u32) -> ContactNorms {
+    let h = P.h;
+    let c = contact_slot(k);
+    let i = contact_row(k);
+    if sget(c + C_ACTIVE) < 0.5 {
+        let z = vec3<f32>(0.0);
+        for (var r = 0u; r < 3u; r++) {
+            set_jac(i + r, z, z, z, z);
+            sset(s_mu + i + r, 0.0);
+            fix_row(i + r, -sget(s_l + i + r));
+        }
+        return ContactNorms(0.0, 0.0, 0.0);
+    }
+    let a = pair_body(k / PAIR_POINTS);
+    let pa = pose(a);
+    let n = sget3(c + C_N);
+    let rho = sget3(c + C_RHO);
+    let w = sget3(c + C_W);
+    // Normal: φ = FB(g(q⁺), λ_n; r = h² w_n), h_n = φ/h. The row is divided by
+    // ∂φ/∂g so that its gradient is the force Jacobian J_n (symmetric):
+    // residual h_n/∂_gφ, compliance ∂_λφ/(h² ∂_gφ). A contact with ∂_gφ below
+    // FB_FIX_BELOW (separated, no force) has its force step fixed at −φ/∂_λφ.
+    let gap = dot(n, pa.x + quat_rotate(pa.q, sget3(c + C_P))) - sget(c + C_THICK) - sget(c + C_D);
+    let lam_n = sget(s_l + i);
+    let fb = fischer_burmeister(gap, lam_n, h * h * w.x, P.fb_eps_sq);
+    let res_n = fb.value / h;
+    let z = vec3<f32>(0.0);
+    set_jac(i, n, cross(rho, n), z, z);
+    sset(s_mu + i, lam_n);
+    if fb.d_a > FB_FIX_BELOW {
+        sset(s_fix + i, 0.0);
+        sset(s_res + i, res_n / fb.d_a);
+        sset(s_creg + i, fb.d_b / (h * h * fb.d_a));
+    } else {
+        fix_row(i, -fb.value / fb.d_b);
+    }
+    // Friction, decided on the current iterate in scaled variables.
+    let t1 = sget3(c + C_T1);
+    let t2 = sget3(c + C_T2);
+    let ua = vel_lin(a);
+    let wa = vel_ang(a);
+    let v_t = vec2<f32>(dot(t1, ua) + dot(cross(rho, t1), wa), dot(t2, ua) + dot(cross(rho, t2), wa));
+    let s = vec2<f32>(sget(c + C_S), sget(c + C_S + 1u));
+    let lam = vec2<f32>(sget(s_l + i + 1u), sget(s_l + i + 2u)) / s;
+    let v = v_t * s;
+    // Trial inverse mass r̂ (ConeScaling::trial_inverse_mass): the balanced mean, and
+    // on elliptic cones at least the effective inverse mass along the push direction.
+    let s2 = s * s;
+    var r_hat = 0.5 * dot(s2, w.yz) * sqrt(min(s2.x, s2.y) / max(s2.x, s2.y));
+    if s.x != s.y {
+        var dir = vec2<f32>(0.0);
+        if dot(lam, lam) > 0.0 {
+            dir = normalize(lam);
+        } else if dot(v, v) > 0.0 {
+            dir = normalize(v);
+        }
+        r_hat = max(r_hat, dot(dir * dir * s2, w.yz));
+    }
+    let rho_t = 1.0 / (h * r_hat);
+    let y = lam - v * rho_t;
+    let radius = sget(c + C_MU) * max(lam_n, 0.0);
+    let y_norm = length(y);
+    var residual: vec2<f32>;
+    if radius > 0.0 && y_norm < radius * (1.0 - SLIP_BAND) {
+        // Stick: rows v̂_k + ε λ̂_k with ε = 1e-6/ρ̂, compliance ε/h.
+        let eps = STICK_REGULARIZATION / rho_t;
+        let e1 = vec2<f32>(1.0, 0.0);
+        let e2 = vec2<f32>(0.0, 1.0);
+        friction_jacobian(i + 1u, c, e1, lam);
+        friction_jacobian(i + 2u, c, e2, lam);
+        sset(s_res + i + 1u, v.x + eps * lam.x);
+        sset(s_res + i + 2u, v.y + eps * lam.y);
+        sset(s_creg + i + 1u, eps / h);
+        sset(s_creg + i + 2u, eps / h);
+        sset(c + C_E, 1.0);
+        sset(c + C_E + 1u, 0.0);
+        residual = s * v;
+    } else {
+        // Slip along ŷ, κ = R/|y|: the force along ŷ is set (Δλ̂_ŷ = R − ŷ·λ̂); one row
+        // across it, e·λ̂/(ρ̂κ) with compliance (1 − κ)/(ρ̂κ h); below KAPPA_MIN the
+        // force across is set to zero as well.
+        var dir = vec2<f32>(1.0, 0.0);
+        var kappa = 0.0;
+        if y_norm > 0.0 {
+            dir = y / y_norm;
+            kappa = radius / y_norm;
+        }
+        let e = vec2<f32>(-dir.y, dir.x);
+        friction_jacobian(i + 1u, c, dir, lam);
+        friction_jacobian(i + 2u, c, e, lam);
+        fix_row(i + 1u, radius - dot(dir, lam));
+        if kappa < KAPPA_MIN {
+            fix_row(i + 2u, -dot(e, lam));
+        } else {
+            let rk = rho_t * kappa;
+            sset(s_res + i + 2u, dot(e, lam) / rk);
+            sset(s_creg + i + 2u, max((1.0 - kappa) / rk, 0.0) / h);
+        }
+        sset(c + C_E, dir.x);
+        sset(c + C_E + 1u, dir.y);
+        residual = s * (lam - dir * radius) / rho_t;
+    }
+    return ContactNorms(
+        res_n * res_n + dot(residual, residual),
+        abs(res_n),
+        max(abs(residual.x), abs(residual.y)),
+    );
+}
+
 // ---- mass matrix ------------------------------------------------------------------------
 
 // M̃(θ) u = (m v, R I_b Rᵀ ω).
@@ -436,6 +790,8 @@ struct Eval {
     dyn_norm: f32,
     joint_norm: f32,
     drive_norm: f32,
+    contact_norm: f32,
+    friction_norm: f32,
 }
 
 // Finite test on the bits: WGSL lets compilers assume that floats are never NaN or
@@ -449,8 +805,9 @@ fn amax3(v: vec3<f32>) -> f32 {
     return max(a.x, max(a.y, a.z));
 }
 
-// Poses q⁺ = q⁻ ⊕ h G u⁺, every row (residual, force Jacobian, compliance), the
-// dynamics residual h_dyn = M̃(θ⁺)u⁺ − M̃(θ⁻)u⁻ − h f − h Σ J_iᵀλ_i and the norms.
+// Poses q⁺ = q⁻ ⊕ h G u⁺, every row (residual, force Jacobian, compliance, the
+// multiplier μ_i its Jacobian carries, fixed force steps), the dynamics residual
+// h_dyn = M̃(θ⁺)u⁺ − M̃(θ⁻)u⁻ − h f − h Σ J_iᵀμ_i and the norms.
 fn evaluate() -> Eval {
     let h = P.h;
     for (var b = 0u; b < P.bodies; b++) {
@@ -462,7 +819,7 @@ fn evaluate() -> Eval {
         sset3(s_pose + 7u * b + 3u, p.q.xyz);
         sset(s_pose + 7u * b + 6u, p.q.w);
     }
-    var ev = Eval(0.0, 0.0, 0.0, 0.0);
+    var ev = Eval(0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     // Joint rows: h_i = (c + ε λ)/h, C_i = ε/h².
     for (var j = 0u; j < P.joints; j++) {
         let g = joint_geo(j);
@@ -475,6 +832,8 @@ fn evaluate() -> Eval {
             set_jac(i, row.al, row.aa, row.bl, row.ba);
             sset(s_res + i, res);
             sset(s_creg + i, eps / (h * h));
+            sset(s_mu + i, sget(s_l + i));
+            sset(s_fix + i, 0.0);
             ev.merit += res * res;
             ev.joint_norm = max(ev.joint_norm, abs(res * h));
         }
@@ -514,8 +873,16 @@ fn evaluate() -> Eval {
         set_jac(i, c.al, c.aa, c.bl, c.ba);
         sset(s_res + i, res);
         sset(s_creg + i, alpha);
+        sset(s_mu + i, sget(s_l + i));
+        sset(s_fix + i, 0.0);
         ev.merit += res * res;
         ev.drive_norm = max(ev.drive_norm, abs(res));
+    }
+    for (var k = 0u; k < PAIR_POINTS * P.pairs; k++) {
+        let cn = contact_rows(k);
+        ev.merit += cn.merit;
+        ev.contact_norm = max(ev.contact_norm, cn.normal);
+        ev.friction_norm = max(ev.friction_norm, cn.friction);
     }
     // Dynamics, gathered per body over its rows.
     for (var b = 0u; b < P.bodies; b++) {
@@ -536,7 +903,7 @@ fn evaluate() -> Eval {
         for (var a = a0; a < a1; a++) {
             let i = model_u[P.adj_base_u + 2u * a];
             let side = model_u[P.adj_base_u + 2u * a + 1u];
-            let hl_i = h * sget(s_l + i);
+            let hl_i = h * sget(s_mu + i);
             hl -= hl_i * jac_lin(i, side);
             ha -= hl_i * jac_ang(i, side);
         }
@@ -556,7 +923,8 @@ fn evaluate() -> Eval {
 
 fn converged(e: Eval) -> bool {
     return e.dyn_norm <= P.velocity_tolerance && e.drive_norm <= P.velocity_tolerance
-        && e.joint_norm <= P.position_tolerance;
+        && e.joint_norm <= P.position_tolerance && e.contact_norm <= P.contact_tolerance
+        && e.friction_norm <= P.contact_tolerance;
 }
 
 // ---- geometric stiffness (angular diagonal blocks) ------------------------------------
@@ -711,6 +1079,10 @@ fn apply_schur(src: u32, dst: u32) {
         sset3(s_t + 6u * b + 3u, minv_ang(b, fa));
     }
     for (var i = 0u; i < P.rows; i++) {
+        if sget(s_fix + i) > 0.5 {
+            sset(dst + i, 0.0);
+            continue;
+        }
         var v = sget(s_creg + i) * sget(src + i);
         for (var side = 0u; side < 2u; side++) {
             let b = row_body(i, side);
@@ -745,21 +1117,52 @@ fn row_weight(i: u32) -> f32 {
     return w;
 }
 
-// The Newton direction: Schur system A Δλ = (J M⁻¹ h_dyn − h_c)/h solved by Jacobi-
-// preconditioned conjugate residual from Δλ = 0, then Δu = M⁻¹(h Jᵀ Δλ − h_dyn).
+// The Newton direction: the fixed rows' steps Δλ_f are moved to the right-hand side,
+// h'_dyn = h_dyn − h J_fᵀ Δλ_f; the Schur system A Δλ = (J M⁻¹ h'_dyn − h_c)/h of the
+// other rows is solved by Jacobi-preconditioned conjugate residual from Δλ = 0, then
+// Δu = M⁻¹(h Jᵀ Δλ − h_dyn) over all rows. Friction steps, solved along the basis
+// (e1, e2) of their contact, are turned into tangent-frame forces Δλ_t = S(e1 Δ1 + e2 Δ2).
 // Returns false on a non-finite result.
 fn direction() -> bool {
     let h = P.h;
     accumulate_stiffness();
     prepare_mass();
+    for (var b = 0u; b < P.bodies; b++) {
+        if !body_dynamic(b) {
+            continue;
+        }
+        var fl = vec3<f32>(0.0);
+        var fa = vec3<f32>(0.0);
+        let a0 = model_u[P.adj_offset_base_u + b];
+        let a1 = model_u[P.adj_offset_base_u + b + 1u];
+        for (var a = a0; a < a1; a++) {
+            let i = model_u[P.adj_base_u + 2u * a];
+            if sget(s_fix + i) > 0.5 {
+                let side = model_u[P.adj_base_u + 2u * a + 1u];
+                let x = h * sget(s_fixv + i);
+                fl += x * jac_lin(i, side);
+                fa += x * jac_ang(i, side);
+            }
+        }
+        sset3(s_hdf + 6u * b, sget3(s_hd + 6u * b) - fl);
+        sset3(s_hdf + 6u * b + 3u, sget3(s_hd + 6u * b + 3u) - fa);
+    }
     for (var i = 0u; i < P.rows; i++) {
+        sset(s_x + i, 0.0);
+        if sget(s_fix + i) > 0.5 {
+            sset(s_rhs + i, 0.0);
+            sset(s_pre + i, 0.0);
+            sset(s_r + i, 0.0);
+            sset(s_z + i, 0.0);
+            continue;
+        }
         // rhs and preconditioner; C_i gets the regularisation δ w_i.
         var jdv = 0.0;
         for (var side = 0u; side < 2u; side++) {
             let b = row_body(i, side);
             if body_dynamic(b) {
-                let dvl = sget3(s_hd + 6u * b) * body_inv_mass(b);
-                let dva = minv_ang(b, sget3(s_hd + 6u * b + 3u));
+                let dvl = sget3(s_hdf + 6u * b) * body_inv_mass(b);
+                let dva = minv_ang(b, sget3(s_hdf + 6u * b + 3u));
                 jdv += dot(jac_lin(i, side), dvl) + dot(jac_ang(i, side), dva);
             }
         }
@@ -773,7 +1176,6 @@ fn direction() -> bool {
             pre = 1.0 / diag;
         }
         sset(s_pre + i, pre);
-        sset(s_x + i, 0.0);
         sset(s_r + i, sget(s_rhs + i));
         sset(s_z + i, pre * sget(s_rhs + i));
     }
@@ -838,6 +1240,11 @@ fn direction() -> bool {
             sset(s_x + i, sget(s_xb + i));
         }
     }
+    for (var i = 0u; i < P.rows; i++) {
+        if sget(s_fix + i) > 0.5 {
+            sset(s_x + i, sget(s_fixv + i));
+        }
+    }
     var ok = true;
     for (var i = 0u; i < P.rows; i++) {
         if !finite(sget(s_x + i)) {
@@ -867,6 +1274,16 @@ fn direction() -> bool {
             ok = false;
         }
     }
+    for (var k = 0u; k < PAIR_POINTS * P.pairs; k++) {
+        let c = contact_slot(k);
+        let i = contact_row(k) + 1u;
+        let e1 = vec2<f32>(sget(c + C_E), sget(c + C_E + 1u));
+        let e2 = vec2<f32>(-e1.y, e1.x);
+        let s = vec2<f32>(sget(c + C_S), sget(c + C_S + 1u));
+        let step = s * (e1 * sget(s_x + i) + e2 * sget(s_x + i + 1u));
+        sset(s_x + i, step.x);
+        sset(s_x + i + 1u, step.y);
+    }
     return ok;
 }
 
@@ -892,6 +1309,15 @@ const ST_BACKTRACKS: u32 = 5u;
 const ST_FAILED: u32 = 6u;
 const ST_MERIT: u32 = 7u;
 const ST_ACTIVE: u32 = 8u;
+const ST_CONTACTS: u32 = 9u;
+const ST_FRICTION: u32 = 10u;
+const ST_COUNT: u32 = 11u;
+const ST_MERIT0: u32 = 12u;
+const ST_BEST: u32 = 13u;
+
+// With contacts, a full step is refused only when its merit exceeds the step's first
+// merit by this factor (or is not finite), as on the CPU.
+const EXPLOSION: f32 = 1e9;
 
 fn status(slot: u32) -> f32 {
     return stats[slot * P.worlds + wid];
@@ -903,6 +1329,8 @@ fn store_eval(e: Eval) {
     set_status(ST_DYNAMICS, e.dyn_norm);
     set_status(ST_JOINTS, e.joint_norm);
     set_status(ST_DRIVES, e.drive_norm);
+    set_status(ST_CONTACTS, e.contact_norm);
+    set_status(ST_FRICTION, e.friction_norm);
     set_status(ST_MERIT, e.merit);
     set_status(ST_CONVERGED, select(0.0, 1.0, converged(e)));
 }
@@ -944,8 +1372,13 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var d = 0u; d < P.drives; d++) {
         sset(s_dstart + d, coordinate(drive_joint(d), drive_is_angle(d)).value);
     }
+    set_status(ST_COUNT, f32(detect_contacts()));
     let e = evaluate();
     store_eval(e);
+    set_status(ST_MERIT0, e.merit);
+    if P.pairs > 0u {
+        keep_best(e.merit);
+    }
     set_status(ST_ITERATIONS, 0.0);
     set_status(ST_BACKTRACKS, 0.0);
     set_status(ST_FAILED, 0.0);
@@ -973,14 +1406,58 @@ fn step_direction(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-// Backtracking line search along the direction (Armijo on the merit ½|F|²): each
-// accepted iterate is better than the last, so the final iterate is the best one
-// seen. A world stops when converged, at the iteration cap, or when no step length
-// reduces the merit (stalled: it keeps its current iterate).
+// The best iterate (smallest merit) of a step with contacts, in s_ub and s_lb.
+fn keep_best(merit: f32) {
+    set_status(ST_BEST, merit);
+    for (var k = 0u; k < 6u * P.bodies; k++) {
+        sset(s_ub + k, sget(s_u + k));
+    }
+    for (var i = 0u; i < P.rows; i++) {
+        sset(s_lb + i, sget(s_l + i));
+    }
+}
+
+// Stores an accepted iterate's evaluation and decides whether the world goes on. With
+// contacts, a world that stops unconverged returns to its best iterate, as on the CPU
+// (a converged iterate is kept as it is).
+fn accept(e: Eval, stalled: bool) {
+    store_eval(e);
+    let done = stalled || converged(e) || status(ST_ITERATIONS) >= f32(P.max_newton);
+    set_status(ST_ACTIVE, select(1.0, 0.0, done));
+    if P.pairs == 0u {
+        return;
+    }
+    if e.merit < status(ST_BEST) {
+        keep_best(e.merit);
+    } else if done && !converged(e) && status(ST_BEST) < e.merit {
+        for (var k = 0u; k < 6u * P.bodies; k++) {
+            sset(s_u + k, sget(s_ub + k));
+        }
+        for (var i = 0u; i < P.rows; i++) {
+            sset(s_l + i, sget(s_lb + i));
+        }
+        store_eval(evaluate());
+    }
+}
+
+// The step along the direction. With contacts (FRICTION.md) the full step is taken
+// unless its merit is not finite or exceeds EXPLOSION times the step's first merit;
+// joint-only systems, and an exploding step, use a backtracking line search (Armijo on
+// the merit ½|F|²), whose accepted iterates each improve on the last. A world stops
+// when converged, at the iteration cap, or when no step length reduces the merit
+// (stalled: it keeps its current iterate).
 @compute @workgroup_size(64)
 fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
+    }
+    if P.pairs > 0u {
+        set_trial(1.0);
+        let trial = evaluate();
+        if finite(trial.merit) && trial.merit < EXPLOSION * status(ST_MERIT0) {
+            accept(trial, false);
+            return;
+        }
     }
     let merit = status(ST_MERIT);
     var alpha = 1.0;
@@ -989,10 +1466,8 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
         set_trial(alpha);
         let trial = evaluate();
         if finite(trial.merit) && trial.merit <= (1.0 - 1e-4 * alpha) * merit {
-            store_eval(trial);
             set_status(ST_BACKTRACKS, backtracks);
-            let done = converged(trial) || status(ST_ITERATIONS) >= f32(P.max_newton);
-            set_status(ST_ACTIVE, select(1.0, 0.0, done));
+            accept(trial, false);
             return;
         }
         if k < P.max_backtracks {
@@ -1002,8 +1477,7 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     set_status(ST_BACKTRACKS, backtracks);
     set_trial(0.0);
-    store_eval(evaluate());
-    set_status(ST_ACTIVE, 0.0);
+    accept(evaluate(), true);
 }
 
 // Writes the end-of-step state (static bodies keep their poses).

@@ -26,6 +26,12 @@ pub struct GpuSettings {
     /// Relative diagonal $\delta_i = $ this $\times\thinspace w_i$ added to the Schur matrix
     /// (changes the iterates, not the solution).
     pub regularization: f64,
+    /// Speculative contact margin (m): contacts are found at the start of a step where
+    /// the gap is below this plus two steps of the fastest body's speed (as on the CPU).
+    pub contact_margin: f64,
+    /// Converged when every contact's normal residual $\lvert\phi\rvert/h$ and friction
+    /// residual $\lvert h_f\rvert/\hat\rho$ is below this (m/s).
+    pub contact_tolerance: f64,
     /// Put the rows' geometric stiffness on each body's own block of the Newton matrix.
     /// Leave on: measured over 1 s on lavapipe, without it the pendulum converges in
     /// 94/100 steps at h = 0.01 and 9/20 at h = 0.05, the 20-link chain in 15/20 at
@@ -44,6 +50,8 @@ impl Default for GpuSettings {
             position_tolerance: 2e-6,
             max_backtracks: 8,
             regularization: 1e-6,
+            contact_margin: 0.02,
+            contact_tolerance: 1e-4,
             geometric_stiffness: true,
         }
     }
@@ -237,6 +245,10 @@ impl GpuBackend {
                 packed.adj_base_u as u32,
                 packed.joint_base_f as u32,
                 packed.scratch_slots() as u32,
+                packed.pairs as u32,
+                packed.pair_base_u as u32,
+                packed.pair_base_f as u32,
+                packed.contact_row0() as u32,
             ],
             reals: [
                 0.0,
@@ -246,6 +258,12 @@ impl GpuBackend {
             ],
             gravity: packed.gravity,
             regularization: s.regularization as f32,
+            contact: [
+                s.contact_margin as f32,
+                s.contact_tolerance as f32,
+                axion_constraints::contact::DEFAULT_FB_EPS_SQ as f32,
+                0.0,
+            ],
         };
         let layout = &self.layout;
         let batch = self.ctx.checked(|ctx| {
@@ -474,9 +492,9 @@ impl GpuBackend {
                     dynamics: f64::from(s[2 * w + i]),
                     joints: f64::from(s[3 * w + i]),
                     drives: f64::from(s[4 * w + i]),
-                    contacts: 0.0,
-                    friction: 0.0,
-                    contact_count: 0,
+                    contacts: f64::from(s[9 * w + i]),
+                    friction: f64::from(s[10 * w + i]),
+                    contact_count: s[11 * w + i] as usize,
                     backtracks: s[5 * w + i] as usize,
                     failed_solves: s[6 * w + i] as usize,
                 })

@@ -1,8 +1,8 @@
 //! Rust twin of `shaders/narrow.wgsl`: the narrow phase of a sphere, box, capsule or
 //! cylinder against a static half-space $n \cdot p = d$, in f32, and a probe kernel that
 //! evaluates it on a batch of inputs so that tests can compare it with
-//! `axion-collision` (not yet used by the Newton step: models whose shapes may collide
-//! are still refused).
+//! `axion-collision`. The step kernel detects its contacts with the same WGSL
+//! function at the start of every step.
 //!
 //! Points kept are those with gap $g \le$ margin:
 //!
@@ -21,12 +21,17 @@ use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
 
-/// `shaders/narrow.wgsl` (needs [`QUAT_WGSL`] before it).
+/// `shaders/narrow.wgsl`: the half-space narrow phase (needs [`QUAT_WGSL`] before it;
+/// the step kernel includes it).
 pub const NARROW_WGSL: &str = include_str!("../../../shaders/narrow.wgsl");
 
-/// The complete narrow-phase probe module: [`QUAT_WGSL`] followed by [`NARROW_WGSL`].
+/// `shaders/narrow_probe.wgsl`: the probe kernel of [`NARROW_WGSL`], for the tests.
+pub const NARROW_PROBE_WGSL: &str = include_str!("../../../shaders/narrow_probe.wgsl");
+
+/// The complete narrow-phase probe module: [`QUAT_WGSL`], [`NARROW_WGSL`] and
+/// [`NARROW_PROBE_WGSL`].
 pub fn narrow_source() -> String {
-    format!("{QUAT_WGSL}\n{NARROW_WGSL}")
+    format!("{QUAT_WGSL}\n{NARROW_WGSL}\n{NARROW_PROBE_WGSL}")
 }
 
 const IN: usize = 16;

@@ -58,18 +58,20 @@
 use axion_constraints::drive::{CoordinateKind, DriveMode};
 use axion_constraints::joint::JointKind;
 use axion_math::{orthobasis, pose_coords};
-use axion_model::{Body, Control, Model, State};
-use nalgebra::{Matrix3, Vector3};
+use axion_model::{Body, Control, Geometry, Model, Shape, ShapeDesc, State};
+use nalgebra::{Isometry3, Matrix3, Translation3, Vector3};
 
 use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
+use crate::narrow::NARROW_WGSL;
 
 /// `shaders/step.wgsl`: the step kernel (needs [`QUAT_WGSL`] before it).
 pub const STEP_WGSL: &str = include_str!("../../../shaders/step.wgsl");
 
-/// The complete step module: [`QUAT_WGSL`] followed by [`STEP_WGSL`].
+/// The complete step module: [`QUAT_WGSL`], [`NARROW_WGSL`] (contact detection) and
+/// [`STEP_WGSL`].
 pub fn step_source() -> String {
-    format!("{QUAT_WGSL}\n{STEP_WGSL}")
+    format!("{QUAT_WGSL}\n{NARROW_WGSL}\n{STEP_WGSL}")
 }
 
 /// Invocations per workgroup of the step kernel (`@workgroup_size`).
@@ -82,18 +84,30 @@ const JOINT_U: usize = 8;
 const DRIVE_U: usize = 4;
 /// Floats per drive in the control buffer.
 const CONTROL_DRIVE: usize = 5;
+/// Words per contact pair in `model_u`: dynamic body, static body, shape kind,
+/// anisotropy (0 none, 1 on the dynamic shape, 2 on the half-space).
+const PAIR_U: usize = 4;
+/// Floats per contact pair in `model_f` (see [`push_pair`]).
+const PAIR_F: usize = 24;
+/// Contact points per pair at most (the half-space narrow phase's largest manifold).
+pub(crate) const PAIR_POINTS: usize = 4;
+/// Scratch floats per contact slot (`CONTACT_S` in `step.wgsl`).
+const CONTACT_S: usize = 26;
 /// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
-/// failed solves, merit, active (`ST_*` in `step.wgsl`).
-pub(crate) const STATS: usize = 9;
+/// failed solves, merit, active, contacts, friction, contact count, the step's first
+/// merit, the best merit (`ST_*` in `step.wgsl`).
+pub(crate) const STATS: usize = 14;
 
 /// The kernel's uniform block (`Params` in `step.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct Params {
-    pub counts: [u32; 16],
+    pub counts: [u32; 20],
     pub reals: [f32; 4],
     pub gravity: [f32; 3],
     pub regularization: f32,
+    /// Contact margin (m), contact tolerance (m/s), Fischer–Burmeister ε² (m²), unused.
+    pub contact: [f32; 4],
 }
 
 /// A model packed for the kernel.
@@ -111,15 +125,29 @@ pub(crate) struct Packed {
     pub adj_offset_base_u: usize,
     pub adj_base_u: usize,
     pub joint_base_f: usize,
+    /// Contact pairs (a dynamic solid against a static half-space), each with
+    /// [`PAIR_POINTS`] contact slots of three rows (normal, two friction rows) after the
+    /// drive rows.
+    pub pairs: usize,
+    pub pair_base_u: usize,
+    pub pair_base_f: usize,
     pub gravity: [f32; 3],
 }
 
 impl Packed {
     /// Scratch slots per world (must match `layout_scratch` in `step.wgsl`): per body
-    /// 7 (pose) + 7 × 6 (velocities, directions, residuals, temporaries) + 2 × 9
-    /// (inverse angular mass, stiffness); per row 12 (Jacobian) + 14; per drive 1.
+    /// 7 (pose), 8 × 6 (velocities, directions, residuals, temporaries, best iterate)
+    /// and 2 × 9 (inverse angular mass, stiffness); per row 12 (Jacobian) + 18; per
+    /// drive 1; per contact slot [`CONTACT_S`].
     pub fn scratch_slots(&self) -> usize {
-        (7 + 6 * 6 + 9 * 2) * self.bodies + (12 + 14) * self.rows + self.drives
+        (7 + 6 * 8 + 9 * 2) * self.bodies
+            + (12 + 18) * self.rows
+            + self.drives
+            + CONTACT_S * PAIR_POINTS * self.pairs
+    }
+    /// The first contact row (after the joint and drive rows).
+    pub fn contact_row0(&self) -> usize {
+        self.joint_rows + self.drives
     }
     /// First scratch slot of the row Jacobians (12 per row).
     pub fn slot_jac(&self) -> usize {
@@ -150,9 +178,20 @@ fn push_matrix(out: &mut Vec<f32>, m: &Matrix3<f64>) {
     out.extend(m.iter().map(|&x| x as f32));
 }
 
-/// Refuses models the kernel cannot run: today, any pair of collidable shapes that may
-/// touch (contacts and friction are not on the GPU yet).
-pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
+/// A shape pair that may touch: a dynamic body's solid against a static half-space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Pair {
+    body: usize,
+    shape: usize,
+    ground: usize,
+    plane: usize,
+}
+
+/// The model's contact pairs, or [`GpuError::UnsupportedModel`] naming what the kernel
+/// cannot run: joint ranges, and any pair of collidable shapes that may touch other than
+/// a sphere, box, capsule or cylinder against a static half-space, or one with
+/// restitution.
+fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
     if let Some(j) = model.joints().iter().find(|j| j.range().is_some()) {
         return Err(GpuError::UnsupportedModel {
             reason: format!(
@@ -178,31 +217,144 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
                 .filter_map(move |(k, s)| s.collision.as_ref().map(|f| (b, k, f)))
         })
         .collect();
+    let mut pairs = Vec::new();
     for (n, &(a, ka, fa)) in shapes.iter().enumerate() {
         for &(b, kb, fb) in &shapes[n + 1..] {
             let both_static = !model.bodies()[a].is_dynamic() && !model.bodies()[b].is_dynamic();
-            if a != b && !both_static && fa.allows(fb) && !connected.contains(&(a.min(b), a.max(b)))
+            if a == b || both_static || !fa.allows(fb) || connected.contains(&(a.min(b), a.max(b)))
             {
-                let name = |b: usize| &model.bodies()[b].name;
+                continue;
+            }
+            let desc = |b: usize, k: usize| &model.bodies()[b].shapes[k];
+            let name = |b: usize| &model.bodies()[b].name;
+            let on_plane = |d: usize, kd: usize, s: usize, ks: usize| {
+                let plane = matches!(desc(s, ks).geometry, Geometry::HalfSpace { .. });
+                let solid = matches!(desc(d, kd).geometry, Geometry::Solid(_));
+                (plane && solid && model.bodies()[d].is_dynamic()).then_some(Pair {
+                    body: d,
+                    shape: kd,
+                    ground: s,
+                    plane: ks,
+                })
+            };
+            let Some(pair) = on_plane(a, ka, b, kb).or_else(|| on_plane(b, kb, a, ka)) else {
                 return Err(GpuError::UnsupportedModel {
                     reason: format!(
-                        "shape {ka} of body '{}' and shape {kb} of body '{}' may collide, and \
-                         contacts are not implemented on the GPU yet (give the shapes \
+                        "shape {ka} ({}) of body '{}' and shape {kb} ({}) of body '{}' may \
+                         collide; the GPU has contacts of a sphere, box, capsule or cylinder \
+                         with a static half-space only so far (give the shapes \
                          `collision(None)` or use the CPU backend)",
+                        desc(a, ka).geometry.name(),
+                        name(a),
+                        desc(b, kb).geometry.name(),
+                        name(b)
+                    ),
+                });
+            };
+            let bounce = desc(a, ka)
+                .material
+                .restitution
+                .max(desc(b, kb).material.restitution);
+            if bounce > 0.0 {
+                return Err(GpuError::UnsupportedModel {
+                    reason: format!(
+                        "shapes of bodies '{}' and '{}' have restitution {bounce}; bouncing \
+                         (velocity-level) contacts are not implemented on the GPU yet (use \
+                         the CPU backend)",
                         name(a),
                         name(b)
                     ),
                 });
             }
+            pairs.push(pair);
         }
     }
-    Ok(())
+    Ok(pairs)
+}
+
+/// Refuses models the kernel cannot run (see [`contact_pairs`]).
+pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
+    contact_pairs(model).map(|_| ())
+}
+
+/// A shape's pose relative to its body's centre of mass.
+fn shape_pose(body: &Body, shape: &ShapeDesc) -> Isometry3<f64> {
+    Translation3::from(-body.com) * shape.local_pose
+}
+
+/// Packs a contact pair: `model_u` gets (dynamic body, static body, kind, anisotropy);
+/// `model_f` gets the solid's pose relative to its centre of mass (7), its parameters
+/// (3: r | half extents | r, l | r, l), the half-space's normal and a point of its
+/// plane in the static body's COM frame (3 + 3), the combined coefficients
+/// $(\mu_1, \mu_2)$ and the anisotropy axis in its body's frame (3), padded to
+/// [`PAIR_F`]. Materials combine as on the CPU (`axion-collision`): $\mu$ is the mean
+/// of the two shapes' along each axis, the first anisotropic shape (solid, then
+/// half-space) sets the axis; without one, $\mu_1 = \mu_2$.
+fn push_pair(model: &Model, pair: &Pair, model_u: &mut Vec<u32>, model_f: &mut Vec<f32>) {
+    let (body, ground) = (&model.bodies()[pair.body], &model.bodies()[pair.ground]);
+    let (solid, plane) = (&body.shapes[pair.shape], &ground.shapes[pair.plane]);
+    let (kind, par) = match solid.geometry {
+        Geometry::Solid(Shape::Sphere { radius }) => (0, [radius, 0.0, 0.0]),
+        Geometry::Solid(Shape::Box { half_extents: e }) => (1, [e.x, e.y, e.z]),
+        Geometry::Solid(Shape::Capsule {
+            radius,
+            half_length,
+        }) => (2, [radius, half_length, 0.0]),
+        Geometry::Solid(Shape::Cylinder {
+            radius,
+            half_length,
+        }) => (3, [radius, half_length, 0.0]),
+        _ => unreachable!("contact_pairs keeps solids only"),
+    };
+    let Geometry::HalfSpace { normal } = plane.geometry else {
+        unreachable!("contact_pairs keeps half-spaces only")
+    };
+    let mean = |x: f64, y: f64| 0.5 * (x + y);
+    let (ms, mp) = (solid.material, plane.material);
+    let (side, mu, axis) = match (ms.anisotropy, mp.anisotropy) {
+        (Some(an), _) => (
+            1,
+            [
+                mean(ms.friction, mp.friction),
+                mean(an.friction_perp, mp.friction),
+            ],
+            an.axis,
+        ),
+        (None, Some(an)) => (
+            2,
+            [
+                mean(mp.friction, ms.friction),
+                mean(an.friction_perp, ms.friction),
+            ],
+            an.axis,
+        ),
+        (None, None) => {
+            let m = mean(ms.friction, mp.friction);
+            (0, [m, m], Vector3::zeros())
+        }
+    };
+    let words = [pair.body as u32, pair.ground as u32, kind, side];
+    debug_assert_eq!(words.len(), PAIR_U);
+    model_u.extend(words);
+    let start = model_f.len();
+    let pose = shape_pose(body, solid);
+    model_f.extend(pose_coords(&pose).iter().map(|&x| x as f32));
+    model_f.extend(par.map(|x| x as f32));
+    let plane_pose = shape_pose(ground, plane);
+    let n = plane_pose.rotation * normal.normalize();
+    let point = plane_pose.translation.vector;
+    for v in [n, point] {
+        model_f.extend(v.iter().map(|&x| x as f32));
+    }
+    model_f.extend(mu.map(|x| x as f32));
+    model_f.extend(axis.iter().map(|&x| x as f32));
+    model_f.resize(start + PAIR_F, 0.0);
 }
 
 /// Packs bodies, joints (those with rows), drives, row bodies and the body → rows
 /// adjacency.
 pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
-    check_supported(model)?;
+    let pairs = contact_pairs(model)?;
     let mut model_f = Vec::new();
     for body in model.bodies() {
         if body.is_dynamic() {
@@ -266,6 +418,14 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         debug_assert_eq!(DRIVE_U, 4);
         row_bodies.push((mj.parent.map_or(NONE, |p| p.0 as u32), mj.child.0 as u32));
     }
+    let pair_base_u = model_u.len();
+    let pair_base_f = model_f.len();
+    for pair in &pairs {
+        push_pair(model, pair, &mut model_u, &mut model_f);
+        for _ in 0..3 * PAIR_POINTS {
+            row_bodies.push((pair.body as u32, pair.ground as u32));
+        }
+    }
     let rowbody_base_u = model_u.len();
     for &(a, b) in &row_bodies {
         model_u.extend([a, b]);
@@ -293,7 +453,10 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
             model_u.extend([i, side]);
         }
     }
-    debug_assert_eq!(model_f.len(), bodies * BODY_F + joints * JOINT_F);
+    debug_assert_eq!(
+        model_f.len(),
+        bodies * BODY_F + joints * JOINT_F + pairs.len() * PAIR_F
+    );
     let g = model.gravity();
     Ok(Packed {
         model_f,
@@ -308,6 +471,9 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         adj_offset_base_u,
         adj_base_u,
         joint_base_f,
+        pairs: pairs.len(),
+        pair_base_u,
+        pair_base_f,
         gravity: [g.x as f32, g.y as f32, g.z as f32],
     })
 }
@@ -327,7 +493,8 @@ fn interleave(worlds: usize, slots: usize, mut fill: impl FnMut(usize, &mut Vec<
     out
 }
 
-/// The state buffer's contents: per world $q$, $u$, then joint and drive forces.
+/// The state buffer's contents: per world $q$, $u$, then joint and drive forces, and
+/// zero contact forces (an uploaded state starts without warm-started contacts).
 pub(crate) fn pack_state(p: &Packed, state: &State) -> Vec<f32> {
     interleave(state.worlds(), p.state_slots(), |w, out| {
         for q in state.world_poses(w) {
@@ -338,6 +505,7 @@ pub(crate) fn pack_state(p: &Packed, state: &State) -> Vec<f32> {
         }
         out.extend(state.joint_forces(w).iter().map(|&x| x as f32));
         out.extend(state.drive_forces(w).iter().map(|&x| x as f32));
+        out.resize(p.state_slots(), 0.0);
     })
 }
 

@@ -6,114 +6,21 @@ mod common;
 use axion::scenes::{self, ChainOptions, ServoJoint};
 use axion_cpu::CpuBackend;
 use axion_gpu::GpuSettings;
-use axion_model::{Backend, BodyId, Control, DriveDesc, Model, State, measure};
-
-/// What a run measured.
-struct Parity {
-    /// Largest COM distance between GPU and CPU after the run (m).
-    position: f64,
-    /// Largest orientation difference (rad).
-    orientation: f64,
-    /// Largest joint error of the GPU state over the run (m, rad).
-    joint_position: f64,
-    joint_orientation: f64,
-    mean_iterations: f64,
-    max_iterations: usize,
-    converged: usize,
-    steps: usize,
-}
-
-fn run(name: &str, model: &Model, h: f64, seconds: f64) -> Option<Parity> {
-    let mut gpu = common::backend(model, 1, GpuSettings::default())?;
-    let mut cpu = CpuBackend::default();
-    let mut s_cpu = State::new(model, 1).unwrap();
-    let mut s_gpu = s_cpu.clone();
-    let control = Control::new(model, 1);
-    let steps = (seconds / h).round() as usize;
-    let mut p = Parity {
-        position: 0.0,
-        orientation: 0.0,
-        joint_position: 0.0,
-        joint_orientation: 0.0,
-        mean_iterations: 0.0,
-        max_iterations: 0,
-        converged: 0,
-        steps,
-    };
-    for _ in 0..steps {
-        let rc = cpu.step(model, &mut s_cpu, &control, h).unwrap();
-        assert!(
-            rc.all_converged(),
-            "{name}: the CPU reference did not converge"
-        );
-        let rg = gpu.step(model, &mut s_gpu, &control, h).unwrap();
-        let st = rg.worlds[0];
-        p.mean_iterations += st.iterations as f64 / steps as f64;
-        p.max_iterations = p.max_iterations.max(st.iterations);
-        p.converged += usize::from(st.converged);
-        let e = measure::joint_errors(model, &s_gpu, 0);
-        p.joint_position = p.joint_position.max(e.position);
-        p.joint_orientation = p.joint_orientation.max(e.orientation);
-    }
-    for b in 0..model.bodies().len() {
-        let (qc, qg) = (s_cpu.com_pose(0, BodyId(b)), s_gpu.com_pose(0, BodyId(b)));
-        p.position = p
-            .position
-            .max((qc.translation.vector - qg.translation.vector).norm());
-        p.orientation = p.orientation.max(qc.rotation.angle_to(&qg.rotation));
-    }
-    println!(
-        "{name}: |Δx| {:.2e} m, |Δθ| {:.2e} rad after {seconds} s; GPU joint errors {:.2e} m, \
-         {:.2e} rad; iterations mean {:.2} max {}; converged {}/{}",
-        p.position,
-        p.orientation,
-        p.joint_position,
-        p.joint_orientation,
-        p.mean_iterations,
-        p.max_iterations,
-        p.converged,
-        p.steps
-    );
-    Some(p)
-}
-
-fn check(p: &Parity, name: &str) {
-    assert!(
-        p.position <= 1e-3,
-        "{name}: position differs by {} m",
-        p.position
-    );
-    assert!(
-        p.orientation <= 1e-3,
-        "{name}: orientation differs by {} rad",
-        p.orientation
-    );
-    assert!(
-        p.joint_position <= 1e-5,
-        "{name}: joint error {} m",
-        p.joint_position
-    );
-    assert!(
-        p.joint_orientation <= 1e-5,
-        "{name}: joint error {} rad",
-        p.joint_orientation
-    );
-    assert_eq!(p.converged, p.steps, "{name}: unconverged steps");
-}
+use axion_model::{Backend, BodyId, Control, DriveDesc, State, measure};
 
 #[test]
 fn pendulum_matches_cpu() {
     let model = scenes::pendulum().unwrap();
-    if let Some(p) = run("pendulum h=0.01", &model, 0.01, 1.0) {
-        check(&p, "pendulum");
+    if let Some(p) = common::run("pendulum h=0.01", &model, 0.01, 1.0) {
+        common::check(&p, "pendulum");
     }
 }
 
 #[test]
 fn chain_matches_cpu() {
     let model = scenes::chain(ChainOptions::default()).unwrap();
-    if let Some(p) = run("chain (20 links) h=0.01", &model, 0.01, 1.0) {
-        check(&p, "chain");
+    if let Some(p) = common::run("chain (20 links) h=0.01", &model, 0.01, 1.0) {
+        common::check(&p, "chain");
     }
 }
 
@@ -157,8 +64,8 @@ fn servos_match_cpu() {
     for (joint, drive) in cases {
         let model = scenes::servo(joint, drive).unwrap();
         let name = format!("servo {joint:?} {drive:?} h=1/60");
-        if let Some(p) = run(&name, &model, 1.0 / 60.0, 1.0) {
-            check(&p, &name);
+        if let Some(p) = common::run(&name, &model, 1.0 / 60.0, 1.0) {
+            common::check(&p, &name);
         }
     }
 }
@@ -167,16 +74,16 @@ fn servos_match_cpu() {
 fn cartpole_matches_cpu() {
     // A prismatic velocity drive on the cart, a hinge with a dynamic parent.
     let model = scenes::cartpole(1.0).unwrap();
-    if let Some(p) = run("cartpole h=0.01", &model, 0.01, 1.0) {
-        check(&p, "cartpole");
+    if let Some(p) = common::run("cartpole h=0.01", &model, 0.01, 1.0) {
+        common::check(&p, "cartpole");
     }
 }
 
 #[test]
 fn double_pendulum_matches_cpu() {
     let model = scenes::double_pendulum().unwrap();
-    if let Some(p) = run("double pendulum h=0.01", &model, 0.01, 1.0) {
-        check(&p, "double pendulum");
+    if let Some(p) = common::run("double pendulum h=0.01", &model, 0.01, 1.0) {
+        common::check(&p, "double pendulum");
     }
 }
 
@@ -323,7 +230,7 @@ fn damped_pendulum_matches_cpu() {
     })
     .unwrap();
     assert!(model.joints()[0].damper.is_some());
-    if let Some(p) = run("damped pendulum h=0.01", &model, 0.01, 1.0) {
-        check(&p, "damped pendulum");
+    if let Some(p) = common::run("damped pendulum h=0.01", &model, 0.01, 1.0) {
+        common::check(&p, "damped pendulum");
     }
 }

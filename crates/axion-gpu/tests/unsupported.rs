@@ -4,13 +4,16 @@
 use axion_gpu::{GpuBackend, GpuError, GpuSettings, check_model};
 
 #[test]
-fn colliding_shapes_are_refused_by_name() {
-    let model = axion::scenes::incline(0.3, 0.5).unwrap();
+fn colliding_dynamic_shapes_are_refused_by_name() {
+    let model = axion::scenes::stack(2).unwrap();
     let err = check_model(&model).unwrap_err();
     let GpuError::UnsupportedModel { reason } = &err else {
         panic!("wrong error {err:?}");
     };
-    assert!(reason.contains("may collide"), "{reason}");
+    assert!(
+        reason.contains("may collide") && reason.contains("'cube0'") && reason.contains("'cube1'"),
+        "{reason}"
+    );
     assert!(
         matches!(
             GpuBackend::for_model(&model, 4, GpuSettings::default()),
@@ -18,6 +21,19 @@ fn colliding_shapes_are_refused_by_name() {
         ),
         "for_model must refuse before looking for an adapter"
     );
+}
+
+#[test]
+fn bouncing_contacts_are_refused_by_name() {
+    let err = check_model(&axion::scenes::drop(0.5).unwrap()).unwrap_err();
+    assert!(err.to_string().contains("restitution 0.5"), "{err}");
+}
+
+#[test]
+fn ground_contact_scenes_are_accepted() {
+    check_model(&axion::scenes::drop(0.0).unwrap()).unwrap();
+    check_model(&axion::scenes::incline(0.3, 0.5).unwrap()).unwrap();
+    check_model(&axion::scenes::anisotropic_box().unwrap()).unwrap();
 }
 
 #[test]

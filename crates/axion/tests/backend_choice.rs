@@ -20,8 +20,8 @@ fn auto_keeps_small_batches_on_the_cpu() {
 }
 
 #[test]
-fn auto_keeps_contact_models_on_the_cpu() {
-    let model = scenes::incline(0.3, 0.5).unwrap();
+fn auto_keeps_models_the_gpu_cannot_run_on_the_cpu() {
+    let model = scenes::stack(2).unwrap();
     let sim = Simulator::new(model, AUTO_GPU_MIN_WORLDS, 0.01, BackendChoice::Auto).unwrap();
     assert!(sim.backend_name().starts_with("cpu"));
     assert!(
@@ -56,14 +56,14 @@ fn auto_reports_its_choice_for_large_batches() {
 }
 
 #[test]
-fn gpu_refuses_contact_models() {
-    let model = scenes::incline(0.3, 0.5).unwrap();
+fn gpu_refuses_models_it_cannot_run() {
+    let model = scenes::stack(2).unwrap();
     match Simulator::new(model, 4, 0.01, BackendChoice::Gpu) {
         Err(SimError::Gpu(GpuError::UnsupportedModel { reason })) => {
-            assert!(reason.contains("cube"), "{reason}")
+            assert!(reason.contains("cube1"), "{reason}")
         }
         Err(e) => panic!("unexpected error {e}"),
-        Ok(_) => panic!("a contact model was accepted by the GPU backend"),
+        Ok(_) => panic!("box–box contacts were accepted by the GPU backend"),
     }
 }
 

@@ -3,8 +3,9 @@
 
 #![allow(dead_code)]
 
+use axion_cpu::CpuBackend;
 use axion_gpu::{GpuBackend, GpuContext, GpuSettings};
-use axion_model::Model;
+use axion_model::{Backend, BodyId, Control, Model, State, measure};
 
 /// Whether the environment asks to skip tests that need an adapter.
 pub fn skipped() -> bool {
@@ -39,4 +40,122 @@ pub fn backend(model: &Model, worlds: usize, settings: GpuSettings) -> Option<Gp
         }
         Err(e) => panic!("{e}"),
     }
+}
+
+/// What a run measured.
+pub struct Parity {
+    /// Largest COM distance between GPU and CPU after the run (m).
+    pub position: f64,
+    /// Largest orientation difference (rad).
+    pub orientation: f64,
+    /// Largest joint error of the GPU state over the run (m, rad).
+    pub joint_position: f64,
+    pub joint_orientation: f64,
+    pub mean_iterations: f64,
+    pub max_iterations: usize,
+    pub converged: usize,
+    pub steps: usize,
+    /// Steps in which the GPU found a different number of contacts than the CPU.
+    pub contact_count_differs: usize,
+    /// The GPU's centres of mass at the end (m).
+    pub final_positions: Vec<[f64; 3]>,
+}
+
+/// One world of `model` stepped for `seconds` on the GPU and on the CPU reference.
+pub fn run(name: &str, model: &Model, h: f64, seconds: f64) -> Option<Parity> {
+    run_controlled(name, model, &Control::new(model, 1), h, seconds)
+}
+
+/// [`run`] with a control (wrenches, drives) for its one world.
+pub fn run_controlled(
+    name: &str,
+    model: &Model,
+    control: &Control,
+    h: f64,
+    seconds: f64,
+) -> Option<Parity> {
+    let mut gpu = backend(model, 1, GpuSettings::default())?;
+    let mut cpu = CpuBackend::default();
+    let mut s_cpu = State::new(model, 1).unwrap();
+    let mut s_gpu = s_cpu.clone();
+    let steps = (seconds / h).round() as usize;
+    let mut p = Parity {
+        position: 0.0,
+        orientation: 0.0,
+        joint_position: 0.0,
+        joint_orientation: 0.0,
+        mean_iterations: 0.0,
+        max_iterations: 0,
+        converged: 0,
+        steps,
+        contact_count_differs: 0,
+        final_positions: Vec::new(),
+    };
+    for _ in 0..steps {
+        let rc = cpu.step(model, &mut s_cpu, control, h).unwrap();
+        assert!(
+            rc.all_converged(),
+            "{name}: the CPU reference did not converge"
+        );
+        let rg = gpu.step(model, &mut s_gpu, control, h).unwrap();
+        let st = rg.worlds[0];
+        p.mean_iterations += st.iterations as f64 / steps as f64;
+        p.max_iterations = p.max_iterations.max(st.iterations);
+        p.converged += usize::from(st.converged);
+        p.contact_count_differs += usize::from(st.contact_count != rc.worlds[0].contact_count);
+        let e = measure::joint_errors(model, &s_gpu, 0);
+        p.joint_position = p.joint_position.max(e.position);
+        p.joint_orientation = p.joint_orientation.max(e.orientation);
+    }
+    for b in 0..model.bodies().len() {
+        let (qc, qg) = (s_cpu.com_pose(0, BodyId(b)), s_gpu.com_pose(0, BodyId(b)));
+        p.position = p
+            .position
+            .max((qc.translation.vector - qg.translation.vector).norm());
+        p.orientation = p.orientation.max(qc.rotation.angle_to(&qg.rotation));
+        p.final_positions.push(qg.translation.vector.into());
+    }
+    println!(
+        "{name}: |Δx| {:.2e} m, |Δθ| {:.2e} rad after {seconds} s; GPU joint errors {:.2e} m, \
+         {:.2e} rad; iterations mean {:.2} max {}; converged {}/{}; contact count differs in \
+         {} steps",
+        p.position,
+        p.orientation,
+        p.joint_position,
+        p.joint_orientation,
+        p.mean_iterations,
+        p.max_iterations,
+        p.converged,
+        p.steps,
+        p.contact_count_differs
+    );
+    Some(p)
+}
+
+pub fn check(p: &Parity, name: &str) {
+    assert!(
+        p.position <= 1e-3,
+        "{name}: position differs by {} m",
+        p.position
+    );
+    assert!(
+        p.orientation <= 1e-3,
+        "{name}: orientation differs by {} rad",
+        p.orientation
+    );
+    assert!(
+        p.joint_position <= 1e-5,
+        "{name}: joint error {} m",
+        p.joint_position
+    );
+    assert!(
+        p.joint_orientation <= 1e-5,
+        "{name}: joint error {} rad",
+        p.joint_orientation
+    );
+    assert_eq!(p.converged, p.steps, "{name}: unconverged steps");
+    assert_eq!(
+        p.contact_count_differs, 0,
+        "{name}: the GPU found a different number of contacts than the CPU"
+    );
 }

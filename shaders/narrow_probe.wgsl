@@ -1,0 +1,36 @@
+// The probe kernel of narrow.wgsl (needs quat.wgsl and narrow.wgsl before it): the
+// half-space narrow phase evaluated on a batch of inputs, for the tests.
+//
+// Probe input i, 16 floats: n (3), d, kind (0 sphere, 1 box, 2 capsule, 3 cylinder),
+// parameters (3: r | e | r, l | r, l), x (3), θ (x, y, z, w), margin.
+// Probe output i, 17 floats: count, then 4 × (core point (3), gap).
+
+@group(0) @binding(0) var<storage, read> narrow_in: array<f32>;
+@group(0) @binding(1) var<storage, read_write> narrow_out: array<f32>;
+
+const NARROW_IN: u32 = 16u;
+const NARROW_OUT: u32 = 17u;
+
+@compute @workgroup_size(64)
+fn probe_plane(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= arrayLength(&narrow_out) / NARROW_OUT {
+        return;
+    }
+    let b = i * NARROW_IN;
+    let n = vec3<f32>(narrow_in[b], narrow_in[b + 1u], narrow_in[b + 2u]);
+    let d = narrow_in[b + 3u];
+    let kind = u32(narrow_in[b + 4u]);
+    let par = vec3<f32>(narrow_in[b + 5u], narrow_in[b + 6u], narrow_in[b + 7u]);
+    let x = vec3<f32>(narrow_in[b + 8u], narrow_in[b + 9u], narrow_in[b + 10u]);
+    let q = vec4<f32>(narrow_in[b + 11u], narrow_in[b + 12u], narrow_in[b + 13u], narrow_in[b + 14u]);
+    let margin = narrow_in[b + 15u];
+    let pts = plane_points(n, d, kind, par, x, q, margin);
+    let o = i * NARROW_OUT;
+    narrow_out[o] = f32(pts.count);
+    for (var c = 0u; c < 4u; c++) {
+        for (var e = 0u; e < 4u; e++) {
+            narrow_out[o + 1u + 4u * c + e] = pts.p[c][e];
+        }
+    }
+}
