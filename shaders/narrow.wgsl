@@ -86,3 +86,285 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
     return acc;
 }
 
+
+// ---- pairs of dynamic shapes ------------------------------------------------------
+//
+// A manifold: the normal n from shape b towards shape a, the thicknesses (t_a, t_b)
+// (radius of a sphere, else 0) and up to 8 pairs of core points (world frame) whose
+// gap n·(p_a − p_b) − t_a − t_b is at most the margin.
+//
+// * sphere a – sphere b: the centres, n along x_a − x_b (ẑ if they coincide);
+// * sphere a – box b: the sphere's centre c and the point q of the box closest to it,
+//   n = (c − q)/|c − q|; a centre inside the box is pushed out through the face of
+//   least depth (q on that face);
+// * box a – box b: separating axes (3 + 3 face normals, 9 edge cross products; an edge
+//   axis is taken only if it separates more than the best face axis by 1e-3 of the
+//   larger box). Face axis: the incident face of the other box (the most opposed to
+//   the axis) is clipped against the side planes of the reference face
+//   (Sutherland–Hodgman, at most 8 vertices, 1e-5 of the larger box tolerance so that
+//   coincident corners are kept); each vertex within the margin gives a contact with
+//   its foot on the reference face. Edge axis: the closest points of the two edges.
+
+const MANIFOLD_POINTS: u32 = 8u;
+
+struct Manifold {
+    count: u32,
+    n: vec3<f32>,
+    ta: f32,
+    tb: f32,
+    pa: array<vec3<f32>, 8>,
+    pb: array<vec3<f32>, 8>,
+}
+
+fn empty_manifold(n: vec3<f32>, ta: f32, tb: f32) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    m.n = n;
+    m.ta = ta;
+    m.tb = tb;
+    return m;
+}
+
+// Adds a point pair unless a kept one lies within `tol` of it on both shapes.
+fn manifold_push(m: ptr<function, Manifold>, pa: vec3<f32>, pb: vec3<f32>, tol: f32) {
+    for (var k = 0u; k < (*m).count; k++) {
+        if length((*m).pa[k] - pa) <= tol && length((*m).pb[k] - pb) <= tol {
+            return;
+        }
+    }
+    if (*m).count < MANIFOLD_POINTS {
+        (*m).pa[(*m).count] = pa;
+        (*m).pb[(*m).count] = pb;
+        (*m).count = (*m).count + 1u;
+    }
+}
+
+fn sphere_sphere(xa: vec3<f32>, ra: f32, xb: vec3<f32>, rb: f32, margin: f32) -> Manifold {
+    let d = xa - xb;
+    let dist = length(d);
+    var n = vec3<f32>(0.0, 0.0, 1.0);
+    if dist > 0.0 {
+        n = d / dist;
+    }
+    var m = empty_manifold(n, ra, rb);
+    if dist - ra - rb <= margin {
+        manifold_push(&m, xa, xb, 0.0);
+    }
+    return m;
+}
+
+// Box b: centre xb, rotation rb (columns: axes), half extents e.
+fn sphere_box(xa: vec3<f32>, ra: f32, xb: vec3<f32>, rb: mat3x3<f32>, e: vec3<f32>, margin: f32) -> Manifold {
+    let c = transpose(rb) * (xa - xb);
+    var q = clamp(c, -e, e);
+    var nl: vec3<f32>;
+    var gap: f32;
+    let out = c - q;
+    let dist = length(out);
+    if dist > 0.0 {
+        nl = out / dist;
+        gap = dist - ra;
+    } else {
+        // Inside: the face of least depth e_k − |c_k|.
+        let depth = e - abs(c);
+        var k = 0u;
+        if depth.y < depth[k] {
+            k = 1u;
+        }
+        if depth.z < depth[k] {
+            k = 2u;
+        }
+        var s = 1.0;
+        if c[k] < 0.0 {
+            s = -1.0;
+        }
+        nl = vec3<f32>(0.0);
+        nl[k] = s;
+        q[k] = s * e[k];
+        gap = -depth[k] - ra;
+    }
+    var m = empty_manifold(rb * nl, ra, 0.0);
+    if gap <= margin {
+        manifold_push(&m, xa, xb + rb * q, 0.0);
+    }
+    return m;
+}
+
+struct Obb {
+    c: vec3<f32>,
+    r: mat3x3<f32>,
+    e: vec3<f32>,
+}
+
+// Half width of box b along unit l.
+fn obb_radius(b: Obb, l: vec3<f32>) -> f32 {
+    return b.e.x * abs(dot(b.r[0], l)) + b.e.y * abs(dot(b.r[1], l)) + b.e.z * abs(dot(b.r[2], l));
+}
+
+// How far apart the boxes are along unit l (negative: overlap).
+fn obb_separation(a: Obb, b: Obb, l: vec3<f32>) -> f32 {
+    return abs(dot(l, a.c - b.c)) - obb_radius(a, l) - obb_radius(b, l);
+}
+
+fn sign_or_one(x: f32) -> f32 {
+    return select(1.0, -1.0, x < 0.0);
+}
+
+// Keeps the part of polygon `poly` (n vertices) where dot(p − o, dir) ≤ limit.
+fn clip_polygon(poly: ptr<function, array<vec3<f32>, 8>>, n: u32, o: vec3<f32>, dir: vec3<f32>, limit: f32) -> u32 {
+    var out: array<vec3<f32>, 8>;
+    var m = 0u;
+    for (var k = 0u; k < n; k++) {
+        let p = (*poly)[k];
+        let q = (*poly)[(k + 1u) % n];
+        let dp = dot(p - o, dir) - limit;
+        let dq = dot(q - o, dir) - limit;
+        if dp <= 0.0 && m < 8u {
+            out[m] = p;
+            m += 1u;
+        }
+        if ((dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0)) && m < 8u {
+            out[m] = p + (q - p) * (dp / (dp - dq));
+            m += 1u;
+        }
+    }
+    for (var k = 0u; k < m; k++) {
+        (*poly)[k] = out[k];
+    }
+    return m;
+}
+
+fn box_box(a: Obb, b: Obb, margin: f32) -> Manifold {
+    let scale = max(max(max(a.e.x, a.e.y), a.e.z), max(max(b.e.x, b.e.y), b.e.z));
+    var best = -3.4e38;
+    var kind = 0u;
+    var ia = 0u;
+    var ib = 0u;
+    for (var k = 0u; k < 3u; k++) {
+        let sa = obb_separation(a, b, a.r[k]);
+        if sa > best {
+            best = sa;
+            kind = 0u;
+            ia = k;
+        }
+    }
+    for (var k = 0u; k < 3u; k++) {
+        let sb = obb_separation(a, b, b.r[k]);
+        if sb > best {
+            best = sb;
+            kind = 1u;
+            ib = k;
+        }
+    }
+    let face_best = best;
+    var edge_axis = vec3<f32>(0.0);
+    for (var i = 0u; i < 3u; i++) {
+        for (var j = 0u; j < 3u; j++) {
+            let l = cross(a.r[i], b.r[j]);
+            let len = length(l);
+            if len < 1e-5 {
+                continue;
+            }
+            let s = obb_separation(a, b, l / len);
+            if s > best && s > face_best + 1e-3 * scale {
+                best = s;
+                kind = 2u;
+                ia = i;
+                ib = j;
+                edge_axis = l / len;
+            }
+        }
+    }
+    if best > margin {
+        return empty_manifold(vec3<f32>(0.0, 0.0, 1.0), 0.0, 0.0);
+    }
+    if kind == 2u {
+        var l = edge_axis;
+        if dot(l, a.c - b.c) < 0.0 {
+            l = -l;
+        }
+        // The edge of a nearest b and the edge of b nearest a.
+        var pa0 = a.c;
+        var pb0 = b.c;
+        for (var k = 0u; k < 3u; k++) {
+            if k != ia {
+                pa0 -= a.r[k] * (a.e[k] * sign_or_one(dot(a.r[k], l)));
+            }
+            if k != ib {
+                pb0 += b.r[k] * (b.e[k] * sign_or_one(dot(b.r[k], l)));
+            }
+        }
+        let da = a.r[ia];
+        let db = b.r[ib];
+        // Closest points of the lines pa0 + s da and pb0 + t db, clamped to the edges.
+        let w = pa0 - pb0;
+        let c = dot(da, db);
+        let den = 1.0 - c * c;
+        var s = 0.0;
+        if den > 1e-12 {
+            s = (c * dot(db, w) - dot(da, w)) / den;
+        }
+        s = clamp(s, -a.e[ia], a.e[ia]);
+        let t = clamp(dot(db, w + da * s), -b.e[ib], b.e[ib]);
+        s = clamp(dot(da, pb0 + db * t - pa0), -a.e[ia], a.e[ia]);
+        let ca = pa0 + da * s;
+        let cb = pb0 + db * t;
+        var m = empty_manifold(l, 0.0, 0.0);
+        if dot(l, ca - cb) <= margin {
+            manifold_push(&m, ca, cb, 0.0);
+        }
+        return m;
+    }
+    // Face axis: reference box `rf` (its face k), incident box `inc`.
+    var rf = a;
+    var inc = b;
+    var k = ia;
+    if kind == 1u {
+        rf = b;
+        inc = a;
+        k = ib;
+    }
+    var nref = rf.r[k];
+    if dot(nref, inc.c - rf.c) < 0.0 {
+        nref = -nref;
+    }
+    let fc = rf.c + nref * rf.e[k];
+    let ku = (k + 1u) % 3u;
+    let kv = (k + 2u) % 3u;
+    // Incident face: the face of `inc` whose outward normal is most opposed to nref.
+    var mk = 0u;
+    for (var j = 1u; j < 3u; j++) {
+        if abs(dot(inc.r[j], nref)) > abs(dot(inc.r[mk], nref)) {
+            mk = j;
+        }
+    }
+    let ic = inc.c - inc.r[mk] * (inc.e[mk] * sign_or_one(dot(inc.r[mk], nref)));
+    let iu = inc.r[(mk + 1u) % 3u] * inc.e[(mk + 1u) % 3u];
+    let iv = inc.r[(mk + 2u) % 3u] * inc.e[(mk + 2u) % 3u];
+    var poly: array<vec3<f32>, 8>;
+    poly[0] = ic - iu - iv;
+    poly[1] = ic + iu - iv;
+    poly[2] = ic + iu + iv;
+    poly[3] = ic - iu + iv;
+    var count = 4u;
+    let tol = 1e-5 * scale;
+    count = clip_polygon(&poly, count, fc, rf.r[ku], rf.e[ku] + tol);
+    count = clip_polygon(&poly, count, fc, -rf.r[ku], rf.e[ku] + tol);
+    count = clip_polygon(&poly, count, fc, rf.r[kv], rf.e[kv] + tol);
+    count = clip_polygon(&poly, count, fc, -rf.r[kv], rf.e[kv] + tol);
+    // Normal from b to a: nref when the reference box is b.
+    var m = empty_manifold(select(-nref, nref, kind == 1u), 0.0, 0.0);
+    for (var v = 0u; v < count; v++) {
+        let p = poly[v];
+        let depth = dot(p - fc, nref);
+        if depth <= margin {
+            let foot = p - nref * depth;
+            if kind == 1u {
+                manifold_push(&m, p, foot, tol);
+            } else {
+                manifold_push(&m, foot, p, tol);
+            }
+        }
+    }
+    return m;
+}

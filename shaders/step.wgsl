@@ -57,26 +57,28 @@ const JOINT_F: u32 = 24u;
 const JOINT_U: u32 = 8u;
 const DRIVE_U: u32 = 4u;
 const CONTROL_DRIVE: u32 = 5u;
-const PAIR_U: u32 = 4u;
-const PAIR_F: u32 = 24u;
-const PAIR_POINTS: u32 = 4u;
-const CONTACT_S: u32 = 26u;
-// Offsets in a contact slot: active flag, normal n, plane offset d (n·p = d), contact
-// point relative to the COM in body axes, thickness, tangents t1 and t2, μ_g, the
-// scaling s (2), lever arm ρ = R(θ⁻) p, effective inverse masses (w_n, w_t1, w_t2),
-// friction basis e1 (2) of the current iterate.
+const PAIR_U: u32 = 8u;
+const PAIR_F: u32 = 28u;
+const CONTACT_S: u32 = 32u;
+const HALF_SPACE: u32 = 4u;
+// Offsets in a contact slot: active flag, normal n (from b to a), the contact points
+// relative to the COMs in body axes and the thicknesses (p_a, t_a, p_b, t_b), tangents
+// t1 and t2, μ_g, the scaling s (2), lever arms ρ = R(θ⁻) p of a and b, effective
+// inverse masses (w_n, w_t1, w_t2), friction basis e1 (2) of the current iterate.
 const C_ACTIVE: u32 = 0u;
 const C_N: u32 = 1u;
-const C_D: u32 = 4u;
-const C_P: u32 = 5u;
-const C_THICK: u32 = 8u;
-const C_T1: u32 = 9u;
-const C_T2: u32 = 12u;
-const C_MU: u32 = 15u;
-const C_S: u32 = 16u;
-const C_RHO: u32 = 18u;
-const C_W: u32 = 21u;
-const C_E: u32 = 24u;
+const C_PA: u32 = 4u;
+const C_TA: u32 = 7u;
+const C_PB: u32 = 8u;
+const C_TB: u32 = 11u;
+const C_T1: u32 = 12u;
+const C_T2: u32 = 15u;
+const C_MU: u32 = 18u;
+const C_S: u32 = 19u;
+const C_RHOA: u32 = 21u;
+const C_RHOB: u32 = 24u;
+const C_W: u32 = 27u;
+const C_E: u32 = 30u;
 // friction::symmetric and friction::projection of axion-constraints.
 const STICK_REGULARIZATION: f32 = 1e-6;
 const KAPPA_MIN: f32 = 1e-9;
@@ -469,17 +471,10 @@ fn drive_is_angle(d: u32) -> bool {
 
 // ---- contacts ---------------------------------------------------------------------------
 
-fn pair_body(p: u32) -> u32 {
-    return model_u[P.pair_base_u + p * PAIR_U];
-}
-fn pair_ground(p: u32) -> u32 {
-    return model_u[P.pair_base_u + p * PAIR_U + 1u];
-}
-fn pair_kind(p: u32) -> u32 {
-    return model_u[P.pair_base_u + p * PAIR_U + 2u];
-}
-fn pair_anisotropy(p: u32) -> u32 {
-    return model_u[P.pair_base_u + p * PAIR_U + 3u];
+// Pair p: bodies a and b, shape kinds (0 sphere, 1 box, 2 capsule, 3 cylinder,
+// 4 half-space; see step.rs), anisotropy (0 none, 1 on a, 2 on b), first slot, slots.
+fn pair_u(p: u32, at: u32) -> u32 {
+    return model_u[P.pair_base_u + p * PAIR_U + at];
 }
 fn pf(p: u32, at: u32) -> f32 {
     return model_f[P.pair_base_f + p * PAIR_F + at];
@@ -487,12 +482,27 @@ fn pf(p: u32, at: u32) -> f32 {
 fn pf3(p: u32, at: u32) -> vec3<f32> {
     return vec3<f32>(pf(p, at), pf(p, at + 1u), pf(p, at + 2u));
 }
-// The first contact slot of pair p, and the first row of slot k.
+// The world pose of side `side` (0: a, 1: b) of pair p: body pose ∘ shape pose.
+fn pair_shape_pose(p: u32, side: u32, body: PoseF) -> PoseF {
+    let o = 10u * side;
+    return PoseF(
+        body.x + quat_rotate(body.q, pf3(p, o)),
+        quat_mul(body.q, vec4<f32>(pf3(p, o + 3u), pf(p, o + 6u))),
+    );
+}
+// The pair of contact slot k (model_u lists them after the pairs).
+fn slot_pair(k: u32) -> u32 {
+    return model_u[P.pair_base_u + P.pairs * PAIR_U + k];
+}
+// Contact slot k's scratch, and its first row.
 fn contact_slot(k: u32) -> u32 {
     return s_con + CONTACT_S * k;
 }
 fn contact_row(k: u32) -> u32 {
     return P.contact_row0 + 3u * k;
+}
+fn contact_slots() -> u32 {
+    return (P.rows - P.contact_row0) / 3u;
 }
 
 // The tangent frame (t1, t2) with t1 × t2 = n and the cone scaling of a pair
@@ -518,16 +528,16 @@ fn orthobasis_first(n: vec3<f32>) -> vec3<f32> {
     return normalize(cross(n, v));
 }
 
-fn contact_frame(p: u32, n: vec3<f32>, qa: vec4<f32>, qg: vec4<f32>) -> Frame {
+fn contact_frame(p: u32, n: vec3<f32>, qa: vec4<f32>, qb: vec4<f32>) -> Frame {
     var t1 = orthobasis_first(n);
-    var mu = vec2<f32>(pf(p, 16u), pf(p, 16u));
-    let side = pair_anisotropy(p);
+    var mu = vec2<f32>(pf(p, 20u), pf(p, 20u));
+    let side = pair_u(p, 4u);
     if side != 0u {
-        let a = quat_rotate(select(qg, qa, side == 1u), pf3(p, 18u));
+        let a = quat_rotate(select(qb, qa, side == 1u), pf3(p, 22u));
         let at = a - n * dot(a, n);
         if dot(at, at) >= 1e-8 {
             t1 = normalize(at);
-            mu.y = pf(p, 17u);
+            mu.y = pf(p, 21u);
         }
     }
     let top = max(mu.x, mu.y);
@@ -541,18 +551,60 @@ fn contact_frame(p: u32, n: vec3<f32>, qa: vec4<f32>, qg: vec4<f32>) -> Frame {
     return Frame(t1, cross(n, t1), mu_g, s);
 }
 
-// J M̃(θ⁻)⁻¹ Jᵀ of a row on body b with linear part e and angular part ρ × e.
-fn effective_inverse_mass(b: u32, q: vec4<f32>, e: vec3<f32>, rho: vec3<f32>) -> f32 {
-    let ang = cross(rho, e);
-    return dot(e, e) * body_inv_mass(b) + dot(ang, inverse_ang(b, q, ang));
+// J M̃(θ⁻)⁻¹ Jᵀ of a contact row along e: body a with (e, ρ_a × e), body b with
+// (−e, −ρ_b × e) (static bodies add nothing).
+fn effective_inverse_mass(a: u32, qa: vec4<f32>, rho_a: vec3<f32>, b: u32, qb: vec4<f32>, rho_b: vec3<f32>, e: vec3<f32>) -> f32 {
+    var w = 0.0;
+    if body_dynamic(a) {
+        let ang = cross(rho_a, e);
+        w += dot(e, e) * body_inv_mass(a) + dot(ang, inverse_ang(a, qa, ang));
+    }
+    if body_dynamic(b) {
+        let ang = cross(rho_b, e);
+        w += dot(e, e) * body_inv_mass(b) + dot(ang, inverse_ang(b, qb, ang));
+    }
+    return w;
+}
+
+// The manifold of pair p at the start-of-step poses (narrow.wgsl).
+fn pair_manifold(p: u32, pa: PoseF, pb: PoseF, margin: f32) -> Manifold {
+    let ka = pair_u(p, 2u);
+    let kb = pair_u(p, 3u);
+    let sa = pair_shape_pose(p, 0u, pa);
+    let sb = pair_shape_pose(p, 1u, pb);
+    let par_a = pf3(p, 7u);
+    let par_b = pf3(p, 17u);
+    if kb == HALF_SPACE {
+        let n = normalize(quat_rotate(sb.q, par_b));
+        let d = dot(n, sb.x);
+        var pts = plane_points(n, d, ka, par_a, sa.x, sa.q, margin);
+        var thickness = 0.0;
+        if ka == 0u || ka == 2u {
+            thickness = par_a.x;
+        }
+        var m = empty_manifold(n, thickness, 0.0);
+        for (var k = 0u; k < pts.count; k++) {
+            // The foot of the surface point on the plane.
+            let core = pts.p[k].xyz;
+            manifold_push(&m, core, core - n * (pts.p[k].w + thickness), 0.0);
+        }
+        return m;
+    }
+    if ka == 0u && kb == 0u {
+        return sphere_sphere(sa.x, par_a.x, sb.x, par_b.x, margin);
+    }
+    if ka == 0u {
+        return sphere_box(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b, margin);
+    }
+    return box_box(Obb(sa.x, quat_matrix(sa.q), par_a), Obb(sb.x, quat_matrix(sb.q), par_b), margin);
 }
 
 // Contact detection at the start-of-step poses (in s_pose) and velocities: for each
-// pair the half-space narrow phase (narrow.wgsl) within the speculative margin
-// P.contact_margin + 2 h max|v|, as on the CPU. Slot k of a pair gets the k-th point;
-// the step's constants are stored in it. Warm start: a slot keeps its normal force,
-// and its friction force is carried over in world axes into the new tangent frame; an
-// empty slot's forces are zero. Returns the number of contacts.
+// pair its narrow phase within the speculative margin P.contact_margin + 2 h max|v|, as
+// on the CPU. Slot k of a pair gets the k-th point; the step's constants are stored in
+// it. Warm start: a slot keeps its normal force, and its friction force is carried
+// over in world axes into the new tangent frame; an empty slot's forces are zero.
+// Returns the number of contacts.
 fn detect_contacts() -> u32 {
     var speed = 0.0;
     for (var b = 0u; b < P.bodies; b++) {
@@ -563,26 +615,18 @@ fn detect_contacts() -> u32 {
     let margin = P.contact_margin + 2.0 * P.h * speed;
     var count = 0u;
     for (var p = 0u; p < P.pairs; p++) {
-        let a = pair_body(p);
+        let a = pair_u(p, 0u);
+        let b = pair_u(p, 1u);
         let pa = pose(a);
-        let pg = pose(pair_ground(p));
-        let n = normalize(quat_rotate(pg.q, pf3(p, 10u)));
-        let d = dot(n, pg.x + quat_rotate(pg.q, pf3(p, 13u)));
-        let xs = pa.x + quat_rotate(pa.q, pf3(p, 0u));
-        let qs = quat_mul(pa.q, vec4<f32>(pf3(p, 3u), pf(p, 6u)));
-        let kind = pair_kind(p);
-        let par = pf3(p, 7u);
-        var pts = plane_points(n, d, kind, par, xs, qs, margin);
-        var thickness = 0.0;
-        if kind == 0u || kind == 2u {
-            thickness = par.x;
-        }
-        let fr = contact_frame(p, n, pa.q, pg.q);
-        for (var k = 0u; k < PAIR_POINTS; k++) {
-            let c = contact_slot(PAIR_POINTS * p + k);
-            let i = contact_row(PAIR_POINTS * p + k);
+        let pb = pose(b);
+        var m = pair_manifold(p, pa, pb, margin);
+        let fr = contact_frame(p, m.n, pa.q, pb.q);
+        let first = pair_u(p, 5u);
+        for (var k = 0u; k < pair_u(p, 6u); k++) {
+            let c = contact_slot(first + k);
+            let i = contact_row(first + k);
             let old = sget(s_l + i + 1u) * sget3(c + C_T1) + sget(s_l + i + 2u) * sget3(c + C_T2);
-            if k >= pts.count {
+            if k >= m.count {
                 sset(c + C_ACTIVE, 0.0);
                 sset(s_l + i, 0.0);
                 sset(s_l + i + 1u, 0.0);
@@ -590,21 +634,24 @@ fn detect_contacts() -> u32 {
                 continue;
             }
             count += 1u;
-            let rho = pts.p[k].xyz - pa.x;
+            let rho_a = m.pa[k] - pa.x;
+            let rho_b = m.pb[k] - pb.x;
             sset(c + C_ACTIVE, 1.0);
-            sset3(c + C_N, n);
-            sset(c + C_D, d);
-            sset3(c + C_P, quat_rotate(quat_conj(pa.q), rho));
-            sset(c + C_THICK, thickness);
+            sset3(c + C_N, m.n);
+            sset3(c + C_PA, quat_rotate(quat_conj(pa.q), rho_a));
+            sset(c + C_TA, m.ta);
+            sset3(c + C_PB, quat_rotate(quat_conj(pb.q), rho_b));
+            sset(c + C_TB, m.tb);
             sset3(c + C_T1, fr.t1);
             sset3(c + C_T2, fr.t2);
             sset(c + C_MU, fr.mu);
             sset(c + C_S, fr.s.x);
             sset(c + C_S + 1u, fr.s.y);
-            sset3(c + C_RHO, rho);
-            sset(c + C_W, effective_inverse_mass(a, pa.q, n, rho));
-            sset(c + C_W + 1u, effective_inverse_mass(a, pa.q, fr.t1, rho));
-            sset(c + C_W + 2u, effective_inverse_mass(a, pa.q, fr.t2, rho));
+            sset3(c + C_RHOA, rho_a);
+            sset3(c + C_RHOB, rho_b);
+            sset(c + C_W, effective_inverse_mass(a, pa.q, rho_a, b, pb.q, rho_b, m.n));
+            sset(c + C_W + 1u, effective_inverse_mass(a, pa.q, rho_a, b, pb.q, rho_b, fr.t1));
+            sset(c + C_W + 2u, effective_inverse_mass(a, pa.q, rho_a, b, pb.q, rho_b, fr.t2));
             sset(s_l + i + 1u, dot(old, fr.t1));
             sset(s_l + i + 2u, dot(old, fr.t2));
         }
@@ -649,10 +696,14 @@ fn fix_row(i: u32, step: f32) {
 // Ĵ_t = (s1 J_t1; s2 J_t2), multiplier e·λ̂.
 fn friction_jacobian(i: u32, c: u32, e: vec2<f32>, lam: vec2<f32>) {
     let dir = sget3(c + C_T1) * (e.x * sget(c + C_S)) + sget3(c + C_T2) * (e.y * sget(c + C_S + 1u));
-    let z = vec3<f32>(0.0);
-    set_jac(i, dir, cross(sget3(c + C_RHO), dir), z, z);
+    contact_jacobian(i, c, dir);
     sset(s_mu + i, dot(e, lam));
     sset(s_fix + i, 0.0);
+}
+
+// J along world direction d of slot c: ((d, ρ_a × d), (−d, −ρ_b × d)).
+fn contact_jacobian(i: u32, c: u32, d: vec3<f32>) {
+    set_jac(i, d, cross(sget3(c + C_RHOA), d), -d, -cross(sget3(c + C_RHOB), d));
 }
 
 struct ContactNorms {
@@ -676,21 +727,24 @@ fn contact_rows(k: u32) -> ContactNorms {
         }
         return ContactNorms(0.0, 0.0, 0.0);
     }
-    let a = pair_body(k / PAIR_POINTS);
+    let p = slot_pair(k);
+    let a = pair_u(p, 0u);
+    let b = pair_u(p, 1u);
     let pa = pose(a);
+    let pb = pose(b);
     let n = sget3(c + C_N);
-    let rho = sget3(c + C_RHO);
     let w = sget3(c + C_W);
     // Normal: φ = FB(g(q⁺), λ_n; r = h² w_n), h_n = φ/h. The row is divided by
     // ∂φ/∂g so that its gradient is the force Jacobian J_n (symmetric):
     // residual h_n/∂_gφ, compliance ∂_λφ/(h² ∂_gφ). A contact with ∂_gφ below
     // FB_FIX_BELOW (separated, no force) has its force step fixed at −φ/∂_λφ.
-    let gap = dot(n, pa.x + quat_rotate(pa.q, sget3(c + C_P))) - sget(c + C_THICK) - sget(c + C_D);
+    let surface_a = pa.x + quat_rotate(pa.q, sget3(c + C_PA)) - n * sget(c + C_TA);
+    let surface_b = pb.x + quat_rotate(pb.q, sget3(c + C_PB)) + n * sget(c + C_TB);
+    let gap = dot(n, surface_a - surface_b);
     let lam_n = sget(s_l + i);
     let fb = fischer_burmeister(gap, lam_n, h * h * w.x, P.fb_eps_sq);
     let res_n = fb.value / h;
-    let z = vec3<f32>(0.0);
-    set_jac(i, n, cross(rho, n), z, z);
+    contact_jacobian(i, c, n);
     sset(s_mu + i, lam_n);
     if fb.d_a > FB_FIX_BELOW {
         sset(s_fix + i, 0.0);
@@ -702,9 +756,10 @@ fn contact_rows(k: u32) -> ContactNorms {
     // Friction, decided on the current iterate in scaled variables.
     let t1 = sget3(c + C_T1);
     let t2 = sget3(c + C_T2);
-    let ua = vel_lin(a);
-    let wa = vel_ang(a);
-    let v_t = vec2<f32>(dot(t1, ua) + dot(cross(rho, t1), wa), dot(t2, ua) + dot(cross(rho, t2), wa));
+    let rho_a = sget3(c + C_RHOA);
+    let rho_b = sget3(c + C_RHOB);
+    let vrel = vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b);
+    let v_t = vec2<f32>(dot(t1, vrel), dot(t2, vrel));
     let s = vec2<f32>(sget(c + C_S), sget(c + C_S + 1u));
     let lam = vec2<f32>(sget(s_l + i + 1u), sget(s_l + i + 2u)) / s;
     let v = v_t * s;
@@ -878,7 +933,7 @@ fn evaluate() -> Eval {
         ev.merit += res * res;
         ev.drive_norm = max(ev.drive_norm, abs(res));
     }
-    for (var k = 0u; k < PAIR_POINTS * P.pairs; k++) {
+    for (var k = 0u; k < contact_slots(); k++) {
         let cn = contact_rows(k);
         ev.merit += cn.merit;
         ev.contact_norm = max(ev.contact_norm, cn.normal);
@@ -1117,13 +1172,11 @@ fn row_weight(i: u32) -> f32 {
     return w;
 }
 
-// The Newton direction: the fixed rows' steps Δλ_f are moved to the right-hand side,
-// h'_dyn = h_dyn − h J_fᵀ Δλ_f; the Schur system A Δλ = (J M⁻¹ h'_dyn − h_c)/h of the
-// other rows is solved by Jacobi-preconditioned conjugate residual from Δλ = 0, then
-// Δu = M⁻¹(h Jᵀ Δλ − h_dyn) over all rows. Friction steps, solved along the basis
-// (e1, e2) of their contact, are turned into tangent-frame forces Δλ_t = S(e1 Δ1 + e2 Δ2).
-// Returns false on a non-finite result.
-fn direction() -> bool {
+// The Newton direction, first part: the fixed rows' steps Δλ_f are moved to the
+// right-hand side, h'_dyn = h_dyn − h J_fᵀ Δλ_f, and the Schur system
+// A Δλ = (J M⁻¹ h'_dyn − h_c)/h of the other rows is solved by Jacobi-preconditioned
+// conjugate residual from Δλ = 0 (into s_x; see `update` for the rest).
+fn solve() {
     let h = P.h;
     accumulate_stiffness();
     prepare_mass();
@@ -1240,6 +1293,14 @@ fn direction() -> bool {
             sset(s_x + i, sget(s_xb + i));
         }
     }
+}
+
+// The Newton direction, second part: the fixed rows' steps join the solution,
+// Δu = M⁻¹(h Jᵀ Δλ − h_dyn) over all rows, and friction steps, solved along the basis
+// (e1, e2) of their contact, become tangent-frame forces Δλ_t = S(e1 Δ1 + e2 Δ2).
+// Returns false on a non-finite result.
+fn update() -> bool {
+    let h = P.h;
     for (var i = 0u; i < P.rows; i++) {
         if sget(s_fix + i) > 0.5 {
             sset(s_x + i, sget(s_fixv + i));
@@ -1274,7 +1335,7 @@ fn direction() -> bool {
             ok = false;
         }
     }
-    for (var k = 0u; k < PAIR_POINTS * P.pairs; k++) {
+    for (var k = 0u; k < contact_slots(); k++) {
         let c = contact_slot(k);
         let i = contact_row(k) + 1u;
         let e1 = vec2<f32>(sget(c + C_E), sget(c + C_E + 1u));
@@ -1345,9 +1406,10 @@ fn enter(gid: vec3<u32>) -> bool {
     return true;
 }
 
-// The step is four kernels, dispatched in this order by the host: `step_begin`, then
-// `max_newton` times `step_direction` and `step_search`, then `step_finish`. A world
-// that has converged, stalled or failed stays inactive in the later dispatches.
+// The step is five kernels, dispatched in this order by the host: `step_begin`, then
+// `max_newton` times `step_direction`, `step_update` and `step_search`, then
+// `step_finish`. A world that has converged, stalled or failed stays inactive in the
+// later dispatches.
 
 // Starts from u⁻ and the previous step's multipliers; evaluates the residuals.
 @compute @workgroup_size(64)
@@ -1385,14 +1447,25 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     set_status(ST_ACTIVE, select(1.0, 0.0, converged(e) || P.max_newton == 0u));
 }
 
-// The Newton direction of an active world (the residuals of its current iterate are
-// in scratch); saves the current iterate.
+// The Schur solve of an active world's Newton direction (the residuals of its current
+// iterate are in scratch).
 @compute @workgroup_size(64)
 fn step_direction(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
     }
-    if !direction() {
+    solve();
+}
+
+// The rest of the direction (a kernel of its own: lavapipe mis-executed the body
+// velocity steps when they followed the conjugate residual loop in one kernel — they
+// read back as zero on a stack of 8 boxes); saves the current iterate.
+@compute @workgroup_size(64)
+fn step_update(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) || status(ST_ACTIVE) < 0.5 {
+        return;
+    }
+    if !update() {
         set_status(ST_FAILED, status(ST_FAILED) + 1.0);
         set_status(ST_ACTIVE, 0.0);
         return;

@@ -86,10 +86,11 @@ pub struct GpuBackend {
     batch: Option<Batch>,
 }
 
-/// The four kernels of a step (see `step.wgsl`).
+/// The five kernels of a step (see `step.wgsl`), and the rows probe.
 struct Pipelines {
     begin: wgpu::ComputePipeline,
     direction: wgpu::ComputePipeline,
+    update: wgpu::ComputePipeline,
     search: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
     probe_rows: wgpu::ComputePipeline,
@@ -155,6 +156,7 @@ impl GpuBackend {
             let pipelines = Pipelines {
                 begin: pipeline("step_begin"),
                 direction: pipeline("step_direction"),
+                update: pipeline("step_update"),
                 search: pipeline("step_search"),
                 finish: pipeline("step_finish"),
                 probe_rows: pipeline("probe_rows"),
@@ -389,7 +391,7 @@ impl GpuBackend {
         let p = &self.pipelines;
         let mut sequence = vec![&p.begin];
         for _ in 0..self.settings.max_iterations {
-            sequence.extend([&p.direction, &p.search]);
+            sequence.extend([&p.direction, &p.update, &p.search]);
         }
         sequence.push(&p.finish);
         self.ctx.checked(|ctx| {

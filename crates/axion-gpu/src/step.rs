@@ -84,15 +84,16 @@ const JOINT_U: usize = 8;
 const DRIVE_U: usize = 4;
 /// Floats per drive in the control buffer.
 const CONTROL_DRIVE: usize = 5;
-/// Words per contact pair in `model_u`: dynamic body, static body, shape kind,
-/// anisotropy (0 none, 1 on the dynamic shape, 2 on the half-space).
-const PAIR_U: usize = 4;
+/// Words per contact pair in `model_u` (see [`push_pair`]).
+const PAIR_U: usize = 8;
 /// Floats per contact pair in `model_f` (see [`push_pair`]).
-const PAIR_F: usize = 24;
-/// Contact points per pair at most (the half-space narrow phase's largest manifold).
-pub(crate) const PAIR_POINTS: usize = 4;
+const PAIR_F: usize = 28;
 /// Scratch floats per contact slot (`CONTACT_S` in `step.wgsl`).
-const CONTACT_S: usize = 26;
+const CONTACT_S: usize = 32;
+/// Shape kinds of the kernel's narrow phase.
+const SPHERE: u32 = 0;
+const BOX: u32 = 1;
+const HALF_SPACE: u32 = 4;
 /// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
 /// failed solves, merit, active, contacts, friction, contact count, the step's first
 /// merit, the best merit (`ST_*` in `step.wgsl`).
@@ -125,10 +126,11 @@ pub(crate) struct Packed {
     pub adj_offset_base_u: usize,
     pub adj_base_u: usize,
     pub joint_base_f: usize,
-    /// Contact pairs (a dynamic solid against a static half-space), each with
-    /// [`PAIR_POINTS`] contact slots of three rows (normal, two friction rows) after the
-    /// drive rows.
+    /// Contact pairs, each with contact slots of three rows (normal, two friction rows)
+    /// after the drive rows: as many slots as its narrow phase has points at most.
     pub pairs: usize,
+    /// Contact slots of all pairs.
+    pub slots: usize,
     pub pair_base_u: usize,
     pub pair_base_f: usize,
     pub gravity: [f32; 3],
@@ -143,7 +145,7 @@ impl Packed {
         (7 + 6 * 8 + 9 * 2) * self.bodies
             + (12 + 18) * self.rows
             + self.drives
-            + CONTACT_S * PAIR_POINTS * self.pairs
+            + CONTACT_S * self.slots
     }
     /// The first contact row (after the joint and drive rows).
     pub fn contact_row0(&self) -> usize {
@@ -178,19 +180,58 @@ fn push_matrix(out: &mut Vec<f32>, m: &Matrix3<f64>) {
     out.extend(m.iter().map(|&x| x as f32));
 }
 
-/// A shape pair that may touch: a dynamic body's solid against a static half-space.
+/// A shape pair that may touch, in the kernel's order: shape `shape_a` of body `a`
+/// and shape `shape_b` of body `b`, the contact normal pointing from b to a.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Pair {
-    body: usize,
-    shape: usize,
-    ground: usize,
-    plane: usize,
+    a: usize,
+    shape_a: usize,
+    b: usize,
+    shape_b: usize,
+    /// Narrow-phase kinds of the two shapes.
+    kinds: (u32, u32),
+}
+
+impl Pair {
+    /// Contact slots: the most points its narrow phase returns.
+    fn slots(&self) -> usize {
+        match self.kinds {
+            (_, HALF_SPACE) => 4,
+            (BOX, BOX) => 8,
+            _ => 1,
+        }
+    }
+}
+
+/// The narrow-phase kind of a geometry, if the kernel has one.
+fn kind(g: &Geometry) -> Option<u32> {
+    match g {
+        Geometry::Solid(Shape::Sphere { .. }) => Some(SPHERE),
+        Geometry::Solid(Shape::Box { .. }) => Some(BOX),
+        Geometry::Solid(Shape::Capsule { .. }) => Some(2),
+        Geometry::Solid(Shape::Cylinder { .. }) => Some(3),
+        Geometry::HalfSpace { .. } => Some(HALF_SPACE),
+        _ => None,
+    }
+}
+
+/// Orders two shapes of kinds `(first, second)` for the kernel, or `None` if it has no
+/// narrow phase for them: any solid on a half-space (half-space second), sphere–sphere,
+/// sphere–box (sphere first) and box–box. `true`: swap them.
+fn pair_order(first: u32, second: u32) -> Option<bool> {
+    match (first, second) {
+        (HALF_SPACE, HALF_SPACE) => None,
+        (HALF_SPACE, _) => Some(true),
+        (_, HALF_SPACE) => Some(false),
+        (SPHERE, SPHERE) | (SPHERE, BOX) | (BOX, BOX) => Some(false),
+        (BOX, SPHERE) => Some(true),
+        _ => None,
+    }
 }
 
 /// The model's contact pairs, or [`GpuError::UnsupportedModel`] naming what the kernel
-/// cannot run: joint ranges, and any pair of collidable shapes that may touch other than
-/// a sphere, box, capsule or cylinder against a static half-space, or one with
-/// restitution.
+/// cannot run: joint ranges, any pair of collidable shapes that may touch and has no
+/// narrow phase on the device (see [`pair_order`]), and restitution.
 fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
     if let Some(j) = model.joints().iter().find(|j| j.range().is_some()) {
         return Err(GpuError::UnsupportedModel {
@@ -227,23 +268,16 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
             }
             let desc = |b: usize, k: usize| &model.bodies()[b].shapes[k];
             let name = |b: usize| &model.bodies()[b].name;
-            let on_plane = |d: usize, kd: usize, s: usize, ks: usize| {
-                let plane = matches!(desc(s, ks).geometry, Geometry::HalfSpace { .. });
-                let solid = matches!(desc(d, kd).geometry, Geometry::Solid(_));
-                (plane && solid && model.bodies()[d].is_dynamic()).then_some(Pair {
-                    body: d,
-                    shape: kd,
-                    ground: s,
-                    plane: ks,
-                })
-            };
-            let Some(pair) = on_plane(a, ka, b, kb).or_else(|| on_plane(b, kb, a, ka)) else {
+            let kinds = kind(&desc(a, ka).geometry).zip(kind(&desc(b, kb).geometry));
+            let order = kinds.and_then(|(x, y)| pair_order(x, y).map(|swap| (swap, x, y)));
+            let Some((swap, x, y)) = order else {
                 return Err(GpuError::UnsupportedModel {
                     reason: format!(
                         "shape {ka} ({}) of body '{}' and shape {kb} ({}) of body '{}' may \
-                         collide; the GPU has contacts of a sphere, box, capsule or cylinder \
-                         with a static half-space only so far (give the shapes \
-                         `collision(None)` or use the CPU backend)",
+                         collide; the GPU's narrow phase has a sphere, box, capsule or \
+                         cylinder on a half-space, sphere–sphere, sphere–box and box–box \
+                         only so far (give the shapes `collision(None)` or use the CPU \
+                         backend)",
                         desc(a, ka).geometry.name(),
                         name(a),
                         desc(b, kb).geometry.name(),
@@ -266,7 +300,23 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
                     ),
                 });
             }
-            pairs.push(pair);
+            pairs.push(if swap {
+                Pair {
+                    a: b,
+                    shape_a: kb,
+                    b: a,
+                    shape_b: ka,
+                    kinds: (y, x),
+                }
+            } else {
+                Pair {
+                    a,
+                    shape_a: ka,
+                    b,
+                    shape_b: kb,
+                    kinds: (x, y),
+                }
+            });
         }
     }
     Ok(pairs)
@@ -282,69 +332,90 @@ fn shape_pose(body: &Body, shape: &ShapeDesc) -> Isometry3<f64> {
     Translation3::from(-body.com) * shape.local_pose
 }
 
-/// Packs a contact pair: `model_u` gets (dynamic body, static body, kind, anisotropy);
-/// `model_f` gets the solid's pose relative to its centre of mass (7), its parameters
-/// (3: r | half extents | r, l | r, l), the half-space's normal and a point of its
-/// plane in the static body's COM frame (3 + 3), the combined coefficients
-/// $(\mu_1, \mu_2)$ and the anisotropy axis in its body's frame (3), padded to
-/// [`PAIR_F`]. Materials combine as on the CPU (`axion-collision`): $\mu$ is the mean
-/// of the two shapes' along each axis, the first anisotropic shape (solid, then
-/// half-space) sets the axis; without one, $\mu_1 = \mu_2$.
-fn push_pair(model: &Model, pair: &Pair, model_u: &mut Vec<u32>, model_f: &mut Vec<f32>) {
-    let (body, ground) = (&model.bodies()[pair.body], &model.bodies()[pair.ground]);
-    let (solid, plane) = (&body.shapes[pair.shape], &ground.shapes[pair.plane]);
-    let (kind, par) = match solid.geometry {
-        Geometry::Solid(Shape::Sphere { radius }) => (0, [radius, 0.0, 0.0]),
-        Geometry::Solid(Shape::Box { half_extents: e }) => (1, [e.x, e.y, e.z]),
-        Geometry::Solid(Shape::Capsule {
-            radius,
-            half_length,
-        }) => (2, [radius, half_length, 0.0]),
-        Geometry::Solid(Shape::Cylinder {
-            radius,
-            half_length,
-        }) => (3, [radius, half_length, 0.0]),
-        _ => unreachable!("contact_pairs keeps solids only"),
-    };
-    let Geometry::HalfSpace { normal } = plane.geometry else {
-        unreachable!("contact_pairs keeps half-spaces only")
-    };
+/// Shape parameters for the kernel: r | half extents | (r, l) | (r, l) | the
+/// half-space's unit normal in its shape frame.
+fn shape_parameters(g: &Geometry) -> [f64; 3] {
+    match *g {
+        Geometry::Solid(Shape::Sphere { radius }) => [radius, 0.0, 0.0],
+        Geometry::Solid(Shape::Box { half_extents: e }) => [e.x, e.y, e.z],
+        Geometry::Solid(
+            Shape::Capsule {
+                radius,
+                half_length,
+            }
+            | Shape::Cylinder {
+                radius,
+                half_length,
+            },
+        ) => [radius, half_length, 0.0],
+        Geometry::HalfSpace { normal } => {
+            let n = normal.normalize();
+            [n.x, n.y, n.z]
+        }
+        _ => [0.0; 3],
+    }
+}
+
+/// Packs a contact pair. `model_u`: bodies a and b, the two shape kinds, anisotropy
+/// (0 none, 1 on a, 2 on b), first slot, slots, 0. `model_f`: for a then b the shape's
+/// pose relative to its body's centre of mass (7) and its [`shape_parameters`] (3);
+/// the combined coefficients $(\mu_1, \mu_2)$ and the anisotropy axis in its body's
+/// frame (3), padded to [`PAIR_F`]. Materials combine as on the CPU
+/// (`axion-collision`): $\mu$ is the mean of the two shapes' along each axis, the first
+/// anisotropic shape (a, then b) sets the axis; without one, $\mu_1 = \mu_2$.
+fn push_pair(
+    model: &Model,
+    pair: &Pair,
+    first_slot: usize,
+    model_u: &mut Vec<u32>,
+    model_f: &mut Vec<f32>,
+) {
+    let (body_a, body_b) = (&model.bodies()[pair.a], &model.bodies()[pair.b]);
+    let (sa, sb) = (&body_a.shapes[pair.shape_a], &body_b.shapes[pair.shape_b]);
     let mean = |x: f64, y: f64| 0.5 * (x + y);
-    let (ms, mp) = (solid.material, plane.material);
-    let (side, mu, axis) = match (ms.anisotropy, mp.anisotropy) {
+    let (ma, mb) = (sa.material, sb.material);
+    let (side, mu, axis) = match (ma.anisotropy, mb.anisotropy) {
         (Some(an), _) => (
             1,
             [
-                mean(ms.friction, mp.friction),
-                mean(an.friction_perp, mp.friction),
+                mean(ma.friction, mb.friction),
+                mean(an.friction_perp, mb.friction),
             ],
             an.axis,
         ),
         (None, Some(an)) => (
             2,
             [
-                mean(mp.friction, ms.friction),
-                mean(an.friction_perp, ms.friction),
+                mean(mb.friction, ma.friction),
+                mean(an.friction_perp, ma.friction),
             ],
             an.axis,
         ),
         (None, None) => {
-            let m = mean(ms.friction, mp.friction);
+            let m = mean(ma.friction, mb.friction);
             (0, [m, m], Vector3::zeros())
         }
     };
-    let words = [pair.body as u32, pair.ground as u32, kind, side];
+    let words = [
+        pair.a as u32,
+        pair.b as u32,
+        pair.kinds.0,
+        pair.kinds.1,
+        side,
+        first_slot as u32,
+        pair.slots() as u32,
+        0,
+    ];
     debug_assert_eq!(words.len(), PAIR_U);
     model_u.extend(words);
     let start = model_f.len();
-    let pose = shape_pose(body, solid);
-    model_f.extend(pose_coords(&pose).iter().map(|&x| x as f32));
-    model_f.extend(par.map(|x| x as f32));
-    let plane_pose = shape_pose(ground, plane);
-    let n = plane_pose.rotation * normal.normalize();
-    let point = plane_pose.translation.vector;
-    for v in [n, point] {
-        model_f.extend(v.iter().map(|&x| x as f32));
+    for (body, shape) in [(body_a, sa), (body_b, sb)] {
+        model_f.extend(
+            pose_coords(&shape_pose(body, shape))
+                .iter()
+                .map(|&x| x as f32),
+        );
+        model_f.extend(shape_parameters(&shape.geometry).map(|x| x as f32));
     }
     model_f.extend(mu.map(|x| x as f32));
     model_f.extend(axis.iter().map(|&x| x as f32));
@@ -420,12 +491,17 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
     }
     let pair_base_u = model_u.len();
     let pair_base_f = model_f.len();
-    for pair in &pairs {
-        push_pair(model, pair, &mut model_u, &mut model_f);
-        for _ in 0..3 * PAIR_POINTS {
-            row_bodies.push((pair.body as u32, pair.ground as u32));
+    let mut slot_pairs = Vec::new();
+    for (p, pair) in pairs.iter().enumerate() {
+        push_pair(model, pair, slot_pairs.len(), &mut model_u, &mut model_f);
+        for _ in 0..pair.slots() {
+            slot_pairs.push(p as u32);
+            for _ in 0..3 {
+                row_bodies.push((pair.a as u32, pair.b as u32));
+            }
         }
     }
+    model_u.extend(&slot_pairs);
     let rowbody_base_u = model_u.len();
     for &(a, b) in &row_bodies {
         model_u.extend([a, b]);
@@ -472,6 +548,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         adj_base_u,
         joint_base_f,
         pairs: pairs.len(),
+        slots: slot_pairs.len(),
         pair_base_u,
         pair_base_f,
         gravity: [g.x as f32, g.y as f32, g.z as f32],
@@ -576,6 +653,7 @@ mod tests {
         for name in [
             "step_begin",
             "step_direction",
+            "step_update",
             "step_search",
             "step_finish",
             "probe_rows",

@@ -60,3 +60,21 @@ fn anisotropic_box_matches_cpu() {
         }
     }
 }
+
+/// SCENES.md rows 4 and 8: stacks of 5 and 10 unit cubes and the 1000:1 mass ratio
+/// stay where they are on the GPU as on the CPU.
+#[test]
+fn stacks_match_cpu() {
+    for (name, model) in [
+        ("stack of 5", scenes::stack(5).unwrap()),
+        ("stack of 10", scenes::stack(10).unwrap()),
+        ("mass ratio 1000:1", scenes::mass_ratio().unwrap()),
+    ] {
+        for h in [0.01, 0.05] {
+            let name = format!("{name} h={h}");
+            if let Some(p) = common::run(&name, &model, h, 1.0) {
+                common::check(&p, &name);
+            }
+        }
+    }
+}

@@ -4,14 +4,30 @@
 use axion_gpu::{GpuBackend, GpuError, GpuSettings, check_model};
 
 #[test]
-fn colliding_dynamic_shapes_are_refused_by_name() {
-    let model = axion::scenes::stack(2).unwrap();
+fn shape_pairs_without_a_narrow_phase_are_refused_by_name() {
+    let mut b = axion::ModelBuilder::new();
+    for (name, z) in [("lower", 0.0), ("upper", 0.15)] {
+        let capsule = axion::Shape::Capsule {
+            radius: 0.1,
+            half_length: 0.3,
+        };
+        b.add_body(
+            axion::BodyDesc::dynamic(name)
+                .at(nalgebra::Vector3::new(0.0, 0.0, z))
+                .mass(1.0, nalgebra::Vector3::zeros(), capsule.unit_inertia(1.0))
+                .shape(axion::ShapeDesc::new(capsule)),
+        )
+        .unwrap();
+    }
+    let model = b.build().unwrap();
     let err = check_model(&model).unwrap_err();
     let GpuError::UnsupportedModel { reason } = &err else {
         panic!("wrong error {err:?}");
     };
     assert!(
-        reason.contains("may collide") && reason.contains("'cube0'") && reason.contains("'cube1'"),
+        reason.contains("may collide")
+            && reason.contains("(capsule) of body 'lower'")
+            && reason.contains("(capsule) of body 'upper'"),
         "{reason}"
     );
     assert!(
@@ -30,10 +46,12 @@ fn bouncing_contacts_are_refused_by_name() {
 }
 
 #[test]
-fn ground_contact_scenes_are_accepted() {
+fn contact_scenes_with_a_device_narrow_phase_are_accepted() {
     check_model(&axion::scenes::drop(0.0).unwrap()).unwrap();
     check_model(&axion::scenes::incline(0.3, 0.5).unwrap()).unwrap();
     check_model(&axion::scenes::anisotropic_box().unwrap()).unwrap();
+    check_model(&axion::scenes::stack(3).unwrap()).unwrap();
+    check_model(&axion::scenes::pyramid(1).unwrap()).unwrap();
 }
 
 #[test]

@@ -21,11 +21,12 @@ fn auto_keeps_small_batches_on_the_cpu() {
 
 #[test]
 fn auto_keeps_models_the_gpu_cannot_run_on_the_cpu() {
-    let model = scenes::stack(2).unwrap();
+    // Bouncing contacts are CPU-only.
+    let model = scenes::drop(0.5).unwrap();
     let sim = Simulator::new(model, AUTO_GPU_MIN_WORLDS, 0.01, BackendChoice::Auto).unwrap();
     assert!(sim.backend_name().starts_with("cpu"));
     assert!(
-        sim.backend_reason().contains("may collide"),
+        sim.backend_reason().contains("restitution"),
         "{}",
         sim.backend_reason()
     );
@@ -57,13 +58,13 @@ fn auto_reports_its_choice_for_large_batches() {
 
 #[test]
 fn gpu_refuses_models_it_cannot_run() {
-    let model = scenes::stack(2).unwrap();
+    let model = scenes::drop(0.5).unwrap();
     match Simulator::new(model, 4, 0.01, BackendChoice::Gpu) {
         Err(SimError::Gpu(GpuError::UnsupportedModel { reason })) => {
-            assert!(reason.contains("cube1"), "{reason}")
+            assert!(reason.contains("'ball'"), "{reason}")
         }
         Err(e) => panic!("unexpected error {e}"),
-        Ok(_) => panic!("box–box contacts were accepted by the GPU backend"),
+        Ok(_) => panic!("bouncing contacts were accepted by the GPU backend"),
     }
 }
 
