@@ -103,7 +103,8 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
 //   the axis) is clipped against the side planes of the reference face
 //   (Sutherland–Hodgman, at most 8 vertices, 1e-5 of the larger box tolerance so that
 //   coincident corners are kept); each vertex within the margin gives a contact with
-//   its foot on the reference face. Edge axis: the closest points of the two edges.
+//   its foot on the reference face; separated boxes whose faces do not overlap get
+//   their closest points instead. Edge axis: the closest points of the two edges.
 
 const MANIFOLD_POINTS: u32 = 8u;
 
@@ -366,5 +367,68 @@ fn box_box(a: Obb, b: Obb, margin: f32) -> Manifold {
             }
         }
     }
+    if m.count == 0u && best > 0.0 {
+        return closest_boxes(a, b, margin);
+    }
     return m;
+}
+
+// The point of box b closest to p.
+fn obb_project(b: Obb, p: vec3<f32>) -> vec3<f32> {
+    let local = clamp(transpose(b.r) * (p - b.c), -b.e, b.e);
+    return b.c + b.r * local;
+}
+
+// Separated boxes whose faces do not overlap along the best axis (parallel edges side
+// by side, a corner near an edge): the closest points by alternating projections
+// (16 rounds; exact after one or two for parallel edges), one contact if within the
+// margin, normal along their difference.
+fn closest_boxes(a: Obb, b: Obb, margin: f32) -> Manifold {
+    var pb = b.c;
+    var pa = obb_project(a, pb);
+    for (var k = 0u; k < 16u; k++) {
+        pb = obb_project(b, pa);
+        pa = obb_project(a, pb);
+    }
+    let d = pa - pb;
+    let dist = length(d);
+    var m = empty_manifold(vec3<f32>(0.0, 0.0, 1.0), 0.0, 0.0);
+    if dist > 0.0 && dist <= margin {
+        m.n = d / dist;
+        manifold_push(&m, pa, pb, 0.0);
+    }
+    return m;
+}
+
+// The manifold of shape a (kind ka, parameters par_a, pose sa) against shape b; kinds 0
+// sphere, 1 box, 2 capsule, 3 cylinder, 4 half-space (parameters: its unit normal in
+// the shape frame; the plane passes through the frame's origin). The pairs: any solid
+// on a half-space (b), sphere–sphere, sphere–box (a the sphere), box–box; others give
+// no points (the host refuses them).
+fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32>, sb: PoseF, margin: f32) -> Manifold {
+    if kb == 4u {
+        let n = normalize(quat_rotate(sb.q, par_b));
+        var pts = plane_points(n, dot(n, sb.x), ka, par_a, sa.x, sa.q, margin);
+        var thickness = 0.0;
+        if ka == 0u || ka == 2u {
+            thickness = par_a.x;
+        }
+        var m = empty_manifold(n, thickness, 0.0);
+        for (var k = 0u; k < pts.count; k++) {
+            // The foot of the surface point on the plane.
+            let core = pts.p[k].xyz;
+            manifold_push(&m, core, core - n * (pts.p[k].w + thickness), 0.0);
+        }
+        return m;
+    }
+    if ka == 0u && kb == 0u {
+        return sphere_sphere(sa.x, par_a.x, sb.x, par_b.x, margin);
+    }
+    if ka == 0u && kb == 1u {
+        return sphere_box(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b, margin);
+    }
+    if ka == 1u && kb == 1u {
+        return box_box(Obb(sa.x, quat_matrix(sa.q), par_a), Obb(sb.x, quat_matrix(sb.q), par_b), margin);
+    }
+    return empty_manifold(vec3<f32>(0.0, 0.0, 1.0), 0.0, 0.0);
 }

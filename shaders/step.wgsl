@@ -568,35 +568,15 @@ fn effective_inverse_mass(a: u32, qa: vec4<f32>, rho_a: vec3<f32>, b: u32, qb: v
 
 // The manifold of pair p at the start-of-step poses (narrow.wgsl).
 fn pair_manifold(p: u32, pa: PoseF, pb: PoseF, margin: f32) -> Manifold {
-    let ka = pair_u(p, 2u);
-    let kb = pair_u(p, 3u);
-    let sa = pair_shape_pose(p, 0u, pa);
-    let sb = pair_shape_pose(p, 1u, pb);
-    let par_a = pf3(p, 7u);
-    let par_b = pf3(p, 17u);
-    if kb == HALF_SPACE {
-        let n = normalize(quat_rotate(sb.q, par_b));
-        let d = dot(n, sb.x);
-        var pts = plane_points(n, d, ka, par_a, sa.x, sa.q, margin);
-        var thickness = 0.0;
-        if ka == 0u || ka == 2u {
-            thickness = par_a.x;
-        }
-        var m = empty_manifold(n, thickness, 0.0);
-        for (var k = 0u; k < pts.count; k++) {
-            // The foot of the surface point on the plane.
-            let core = pts.p[k].xyz;
-            manifold_push(&m, core, core - n * (pts.p[k].w + thickness), 0.0);
-        }
-        return m;
-    }
-    if ka == 0u && kb == 0u {
-        return sphere_sphere(sa.x, par_a.x, sb.x, par_b.x, margin);
-    }
-    if ka == 0u {
-        return sphere_box(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b, margin);
-    }
-    return box_box(Obb(sa.x, quat_matrix(sa.q), par_a), Obb(sb.x, quat_matrix(sb.q), par_b), margin);
+    return shape_manifold(
+        pair_u(p, 2u),
+        pf3(p, 7u),
+        pair_shape_pose(p, 0u, pa),
+        pair_u(p, 3u),
+        pf3(p, 17u),
+        pair_shape_pose(p, 1u, pb),
+        margin,
+    );
 }
 
 // Contact detection at the start-of-step poses (in s_pose) and velocities: for each

@@ -14,7 +14,7 @@
 //! | cylinder, radius $r$, half length $l$ along local $z$ | with $m = -R^\top n$ and $u$ the unit of $(m_x, m_y)$ ($\hat x$ below $10^{-6}$): if $\lvert m_z\rvert < 0.5$ the side line's ends $x + R(r u, \pm l)$, else the cap's rim points $x + R(r v, \operatorname{sign}(m_z)\thinspace l)$, $v$ = $u$ turned by 0°, 90°, 180°, 270° | $n \cdot p - d$ |
 
 use axion_math::{Pose, pose_coords};
-use axion_model::Shape;
+use axion_model::{Geometry, Shape};
 use nalgebra::Vector3;
 
 use crate::context::GpuContext;
@@ -36,6 +36,38 @@ pub fn narrow_source() -> String {
 
 const IN: usize = 16;
 const OUT: usize = 17;
+const PAIR_IN: usize = 24;
+const PAIR_OUT: usize = 54;
+/// Points of a manifold at most (`MANIFOLD_POINTS` in `narrow.wgsl`).
+pub const MANIFOLD_POINTS: usize = 8;
+
+/// Shape kind codes of the WGSL narrow phase.
+pub(crate) const SPHERE: u32 = 0;
+pub(crate) const BOX: u32 = 1;
+pub(crate) const HALF_SPACE: u32 = 4;
+
+/// The WGSL narrow phase's code of a geometry, `(kind, parameters)`: sphere (0, r),
+/// box (1, half extents), capsule (2, r, l), cylinder (3, r, l), half-space (4, unit
+/// normal in the shape frame); `None` for geometries it does not handle.
+pub(crate) fn shape_code(g: &Geometry) -> Option<(u32, [f64; 3])> {
+    Some(match *g {
+        Geometry::Solid(Shape::Sphere { radius }) => (SPHERE, [radius, 0.0, 0.0]),
+        Geometry::Solid(Shape::Box { half_extents: e }) => (BOX, [e.x, e.y, e.z]),
+        Geometry::Solid(Shape::Capsule {
+            radius,
+            half_length,
+        }) => (2, [radius, half_length, 0.0]),
+        Geometry::Solid(Shape::Cylinder {
+            radius,
+            half_length,
+        }) => (3, [radius, half_length, 0.0]),
+        Geometry::HalfSpace { normal } => {
+            let n = normal.normalize();
+            (HALF_SPACE, [n.x, n.y, n.z])
+        }
+        _ => return None,
+    })
+}
 
 /// One half-space query: a plane, a shape at a COM pose, a margin.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -71,21 +103,10 @@ pub fn run_plane_probe(
     }
     let mut data = Vec::with_capacity(IN * queries.len());
     for q in queries {
-        let (kind, par) = match q.shape {
-            Shape::Sphere { radius } => (0.0, [radius, 0.0, 0.0]),
-            Shape::Box { half_extents: e } => (1.0, [e.x, e.y, e.z]),
-            Shape::Capsule {
-                radius,
-                half_length,
-            } => (2.0, [radius, half_length, 0.0]),
-            Shape::Cylinder {
-                radius,
-                half_length,
-            } => (3.0, [radius, half_length, 0.0]),
-        };
+        let (kind, par) = shape_code(&Geometry::Solid(q.shape)).expect("every solid has a code");
         data.extend(q.normal.iter().map(|&x| x as f32));
         data.push(q.offset as f32);
-        data.push(kind);
+        data.push(kind as f32);
         data.extend(par.iter().map(|&x| x as f32));
         data.extend(pose_coords(&q.pose).iter().map(|&x| x as f32));
         data.push(q.margin as f32);
@@ -115,6 +136,77 @@ pub fn run_plane_probe(
         .collect())
 }
 
+/// One query of a shape pair: shape a at `pose_a` against shape b at `pose_b` (shape
+/// poses, not body poses), within `margin`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairQuery {
+    /// Shape a (a solid).
+    pub a: Geometry,
+    /// Pose of shape a.
+    pub pose_a: Pose,
+    /// Shape b (a solid or a half-space).
+    pub b: Geometry,
+    /// Pose of shape b.
+    pub pose_b: Pose,
+    /// Speculative margin (m).
+    pub margin: f64,
+}
+
+/// A manifold found on the device: normal from b towards a, thicknesses, and pairs of
+/// core points (world frame) whose gap $n\cdot(p_a - p_b) - t_a - t_b$ is at most the
+/// margin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairManifold {
+    /// Unit normal from b towards a.
+    pub normal: [f32; 3],
+    /// $(t_a, t_b)$: the radius of a sphere (its core point is its centre), else 0.
+    pub thickness: [f32; 2],
+    /// (point on a, point on b) per contact.
+    pub points: Vec<([f32; 3], [f32; 3])>,
+}
+
+/// Evaluates the WGSL narrow phase `shape_manifold` on every pair query (one invocation
+/// each); a pair without a device narrow phase gives an empty manifold.
+pub fn run_pair_probe(
+    ctx: &GpuContext,
+    queries: &[PairQuery],
+) -> Result<Vec<PairManifold>, GpuError> {
+    if queries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut data = Vec::with_capacity(PAIR_IN * queries.len());
+    for q in queries {
+        for (g, pose) in [(&q.a, &q.pose_a), (&q.b, &q.pose_b)] {
+            let (kind, par) = shape_code(g).unwrap_or((u32::MAX, [0.0; 3]));
+            data.push(kind as f32);
+            data.extend(par.iter().map(|&x| x as f32));
+            data.extend(pose_coords(pose).iter().map(|&x| x as f32));
+        }
+        data.extend([q.margin as f32, 0.0]);
+    }
+    let floats = ctx.run_probe_kernel(
+        "pair_probe",
+        &narrow_source(),
+        "probe_pair",
+        &data,
+        PAIR_OUT * queries.len(),
+        queries.len(),
+    )?;
+    Ok(floats
+        .chunks_exact(PAIR_OUT)
+        .map(|c| PairManifold {
+            normal: [c[1], c[2], c[3]],
+            thickness: [c[4], c[5]],
+            points: (0..(c[0] as usize).min(MANIFOLD_POINTS))
+                .map(|k| {
+                    let p = &c[6 + 6 * k..12 + 6 * k];
+                    ([p[0], p[1], p[2]], [p[3], p[4], p[5]])
+                })
+                .collect(),
+        })
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +221,6 @@ mod tests {
             .find(|e| e.name == "probe_plane")
             .expect("entry point `probe_plane`");
         assert_eq!(probe.workgroup_size, [64, 1, 1]);
+        assert!(module.entry_points.iter().any(|e| e.name == "probe_pair"));
     }
 }

@@ -58,12 +58,12 @@
 use axion_constraints::drive::{CoordinateKind, DriveMode};
 use axion_constraints::joint::JointKind;
 use axion_math::{orthobasis, pose_coords};
-use axion_model::{Body, Control, Geometry, Model, Shape, ShapeDesc, State};
+use axion_model::{Body, Control, Model, ShapeDesc, State};
 use nalgebra::{Isometry3, Matrix3, Translation3, Vector3};
 
 use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
-use crate::narrow::NARROW_WGSL;
+use crate::narrow::{BOX, HALF_SPACE, NARROW_WGSL, SPHERE, shape_code};
 
 /// `shaders/step.wgsl`: the step kernel (needs [`QUAT_WGSL`] before it).
 pub const STEP_WGSL: &str = include_str!("../../../shaders/step.wgsl");
@@ -90,10 +90,7 @@ const PAIR_U: usize = 8;
 const PAIR_F: usize = 28;
 /// Scratch floats per contact slot (`CONTACT_S` in `step.wgsl`).
 const CONTACT_S: usize = 32;
-/// Shape kinds of the kernel's narrow phase.
-const SPHERE: u32 = 0;
-const BOX: u32 = 1;
-const HALF_SPACE: u32 = 4;
+
 /// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
 /// failed solves, merit, active, contacts, friction, contact count, the step's first
 /// merit, the best merit (`ST_*` in `step.wgsl`).
@@ -203,18 +200,6 @@ impl Pair {
     }
 }
 
-/// The narrow-phase kind of a geometry, if the kernel has one.
-fn kind(g: &Geometry) -> Option<u32> {
-    match g {
-        Geometry::Solid(Shape::Sphere { .. }) => Some(SPHERE),
-        Geometry::Solid(Shape::Box { .. }) => Some(BOX),
-        Geometry::Solid(Shape::Capsule { .. }) => Some(2),
-        Geometry::Solid(Shape::Cylinder { .. }) => Some(3),
-        Geometry::HalfSpace { .. } => Some(HALF_SPACE),
-        _ => None,
-    }
-}
-
 /// Orders two shapes of kinds `(first, second)` for the kernel, or `None` if it has no
 /// narrow phase for them: any solid on a half-space (half-space second), sphere–sphere,
 /// sphere–box (sphere first) and box–box. `true`: swap them.
@@ -268,7 +253,8 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
             }
             let desc = |b: usize, k: usize| &model.bodies()[b].shapes[k];
             let name = |b: usize| &model.bodies()[b].name;
-            let kinds = kind(&desc(a, ka).geometry).zip(kind(&desc(b, kb).geometry));
+            let code = |b: usize, k: usize| shape_code(&desc(b, k).geometry).map(|c| c.0);
+            let kinds = code(a, ka).zip(code(b, kb));
             let order = kinds.and_then(|(x, y)| pair_order(x, y).map(|swap| (swap, x, y)));
             let Some((swap, x, y)) = order else {
                 return Err(GpuError::UnsupportedModel {
@@ -332,33 +318,10 @@ fn shape_pose(body: &Body, shape: &ShapeDesc) -> Isometry3<f64> {
     Translation3::from(-body.com) * shape.local_pose
 }
 
-/// Shape parameters for the kernel: r | half extents | (r, l) | (r, l) | the
-/// half-space's unit normal in its shape frame.
-fn shape_parameters(g: &Geometry) -> [f64; 3] {
-    match *g {
-        Geometry::Solid(Shape::Sphere { radius }) => [radius, 0.0, 0.0],
-        Geometry::Solid(Shape::Box { half_extents: e }) => [e.x, e.y, e.z],
-        Geometry::Solid(
-            Shape::Capsule {
-                radius,
-                half_length,
-            }
-            | Shape::Cylinder {
-                radius,
-                half_length,
-            },
-        ) => [radius, half_length, 0.0],
-        Geometry::HalfSpace { normal } => {
-            let n = normal.normalize();
-            [n.x, n.y, n.z]
-        }
-        _ => [0.0; 3],
-    }
-}
-
 /// Packs a contact pair. `model_u`: bodies a and b, the two shape kinds, anisotropy
 /// (0 none, 1 on a, 2 on b), first slot, slots, 0. `model_f`: for a then b the shape's
-/// pose relative to its body's centre of mass (7) and its [`shape_parameters`] (3);
+/// pose relative to its body's centre of mass (7) and its parameters (3, see
+/// [`shape_code`]);
 /// the combined coefficients $(\mu_1, \mu_2)$ and the anisotropy axis in its body's
 /// frame (3), padded to [`PAIR_F`]. Materials combine as on the CPU
 /// (`axion-collision`): $\mu$ is the mean of the two shapes' along each axis, the first
@@ -415,7 +378,9 @@ fn push_pair(
                 .iter()
                 .map(|&x| x as f32),
         );
-        model_f.extend(shape_parameters(&shape.geometry).map(|x| x as f32));
+        let (_, parameters) =
+            shape_code(&shape.geometry).expect("contact_pairs keeps coded shapes");
+        model_f.extend(parameters.map(|x| x as f32));
     }
     model_f.extend(mu.map(|x| x as f32));
     model_f.extend(axis.iter().map(|&x| x as f32));
