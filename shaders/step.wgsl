@@ -715,9 +715,10 @@ fn contact_rows(k: u32) -> ContactNorms {
     let n = sget3(c + C_N);
     let w = sget3(c + C_W);
     // Normal: φ = FB(g(q⁺), λ_n; r = h² w_n), h_n = φ/h. The row is divided by
-    // ∂φ/∂g so that its gradient is the force Jacobian J_n (symmetric):
-    // residual h_n/∂_gφ, compliance ∂_λφ/(h² ∂_gφ). A contact with ∂_gφ below
-    // FB_FIX_BELOW (separated, no force) has its force step fixed at −φ/∂_λφ.
+    // ∂φ/∂g so that its gradient is the force Jacobian J_n (symmetric; the gap's
+    // gradient at q⁺ is approximated by J_n at q⁻): residual h_n/∂_gφ, compliance
+    // ∂_λφ/(h² ∂_gφ). A contact with ∂_gφ below FB_FIX_BELOW (separated, no force) has
+    // its force step fixed at −φ/∂_λφ.
     let surface_a = pa.x + quat_rotate(pa.q, sget3(c + C_PA)) - n * sget(c + C_TA);
     let surface_b = pb.x + quat_rotate(pb.q, sget3(c + C_PB)) + n * sget(c + C_TB);
     let gap = dot(n, surface_a - surface_b);
@@ -1359,6 +1360,7 @@ const ST_BEST: u32 = 13u;
 // With contacts, a full step is refused only when its merit exceeds the step's first
 // merit by this factor (or is not finite), as on the CPU.
 const EXPLOSION: f32 = 1e9;
+const FULL_STEPS: f32 = 12.0;
 
 fn status(slot: u32) -> f32 {
     return stats[slot * P.worlds + wid];
@@ -1504,7 +1506,8 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
     }
-    if P.pairs > 0u {
+    let full_steps = P.pairs > 0u && status(ST_ITERATIONS) <= FULL_STEPS;
+    if full_steps {
         set_trial(1.0);
         let trial = evaluate();
         if finite(trial.merit) && trial.merit < EXPLOSION * status(ST_MERIT0) {
@@ -1529,6 +1532,14 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
         alpha *= 0.5;
     }
     set_status(ST_BACKTRACKS, backtracks);
+    if P.pairs > 0u && !full_steps {
+        set_trial(1.0);
+        let trial = evaluate();
+        if finite(trial.merit) && trial.merit < EXPLOSION * status(ST_MERIT0) {
+            accept(trial, false);
+            return;
+        }
+    }
     set_trial(0.0);
     accept(evaluate(), true);
 }

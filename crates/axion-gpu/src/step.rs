@@ -58,7 +58,7 @@
 use axion_constraints::drive::{CoordinateKind, DriveMode};
 use axion_constraints::joint::JointKind;
 use axion_math::{orthobasis, pose_coords};
-use axion_model::{Body, Control, Model, ShapeDesc, State};
+use axion_model::{Body, BodyId, Control, Geometry, Model, Shape, ShapeDesc, State};
 use nalgebra::{Isometry3, Matrix3, Translation3, Vector3};
 
 use crate::error::GpuError;
@@ -251,6 +251,9 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
             {
                 continue;
             }
+            if kinematically_apart(model, (a, ka), (b, kb)) {
+                continue;
+            }
             let desc = |b: usize, k: usize| &model.bodies()[b].shapes[k];
             let name = |b: usize| &model.bodies()[b].name;
             let code = |b: usize, k: usize| shape_code(&desc(b, k).geometry).map(|c| c.0);
@@ -306,6 +309,113 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
         }
     }
     Ok(pairs)
+}
+
+/// Shapes of two bodies closer than this (m) in every joint configuration are treated as
+/// possibly touching by [`kinematically_apart`] (joint errors, rounding).
+const APART_CLEARANCE: f64 = 1e-3;
+
+/// Half width of a solid along unit `u` (shape frame): its support $h(u)$.
+fn half_width(shape: &Shape, u: &Vector3<f64>) -> f64 {
+    match *shape {
+        Shape::Sphere { radius } => radius,
+        Shape::Box { half_extents: e } => e.dot(&u.abs()),
+        Shape::Capsule {
+            radius,
+            half_length,
+        } => radius + half_length * u.z.abs(),
+        Shape::Cylinder {
+            radius,
+            half_length,
+        } => half_length * u.z.abs() + radius * (1.0 - u.z * u.z).max(0.0).sqrt(),
+    }
+}
+
+/// Whether shape `ka` of body `a` and shape `kb` of body `b` can never touch: both
+/// bodies hang from the same parent (or the world) by revolute, ball or fixed joints, so
+/// each shape stays inside a volume fixed in the parent's frame, and the two volumes
+/// are apart by more than [`APART_CLEARANCE`] along some direction. A shape on a
+/// revolute joint keeps its extent along the joint axis $a$: the interval
+/// $p\cdot a + c\cdot a_c \pm h(a_c)$ ($p$ the anchor in the parent's frame, $c$ the shape's
+/// centre from the child's anchor, $a_c$ the axis in the child's and $h$ the shape's
+/// half width); along any other direction its volume is bounded by the sphere of radius
+/// $\lvert c\rvert + h_{max}$ about the anchor. The directions tried are the two joint axes and
+/// the line between the anchors. (The wheels of a robot, coaxial or in a row, never
+/// meet; the CPU finds no contact between them either, and the device needs no narrow
+/// phase for the pair.)
+fn kinematically_apart(model: &Model, (a, ka): (usize, usize), (b, kb): (usize, usize)) -> bool {
+    /// A shape's swept volume: anchor in the parent's frame, the joint axis (parent
+    /// frame) with the shape's interval along it relative to the anchor, and the radius
+    /// of the bounding sphere about the anchor.
+    struct Swept {
+        anchor: Vector3<f64>,
+        axis: Option<(Vector3<f64>, f64, f64)>,
+        reach: f64,
+    }
+    let swept = |body: usize, k: usize| -> Option<(Option<BodyId>, Swept)> {
+        let joint = model.joints().iter().find(|j| j.child.0 == body)?;
+        let desc = &model.bodies()[body].shapes[k];
+        let Geometry::Solid(shape) = desc.geometry else {
+            return None;
+        };
+        let frames = &joint.joint.frames;
+        let pose = shape_pose(&model.bodies()[body], desc);
+        let c = pose.translation.vector - frames.child.translation.vector;
+        let extent = match shape {
+            Shape::Sphere { radius } => radius,
+            Shape::Box { half_extents: e } => e.norm(),
+            Shape::Capsule {
+                radius,
+                half_length,
+            } => radius + half_length,
+            Shape::Cylinder {
+                radius,
+                half_length,
+            } => radius.hypot(half_length),
+        };
+        let axis = match joint.joint.kind {
+            JointKind::Revolute { axis } => {
+                let a_c = frames.child.rotation * axis.vector();
+                let h = half_width(&shape, &(pose.rotation.inverse() * a_c));
+                let mid = c.dot(&a_c);
+                Some((frames.parent.rotation * axis.vector(), mid - h, mid + h))
+            }
+            JointKind::Ball | JointKind::Fixed => None,
+            JointKind::Prismatic { .. } | JointKind::Free => return None,
+        };
+        Some((
+            joint.parent,
+            Swept {
+                anchor: frames.parent.translation.vector,
+                axis,
+                reach: c.norm() + extent,
+            },
+        ))
+    };
+    let (Some((pa, sa)), Some((pb, sb))) = (swept(a, ka), swept(b, kb)) else {
+        return false;
+    };
+    if pa != pb {
+        return false;
+    }
+    let interval = |s: &Swept, d: &Vector3<f64>| {
+        let at = s.anchor.dot(d);
+        match s.axis {
+            Some((axis, lo, hi)) if axis.dot(d) > 1.0 - 1e-9 => (at + lo, at + hi),
+            Some((axis, lo, hi)) if axis.dot(d) < -1.0 + 1e-9 => (at - hi, at - lo),
+            _ => (at - s.reach, at + s.reach),
+        }
+    };
+    let between = sb.anchor - sa.anchor;
+    let mut directions: Vec<Vector3<f64>> =
+        [sa.axis, sb.axis].iter().flatten().map(|x| x.0).collect();
+    if between.norm() > 0.0 {
+        directions.push(between.normalize());
+    }
+    directions.iter().any(|d| {
+        let ((lo_a, hi_a), (lo_b, hi_b)) = (interval(&sa, d), interval(&sb, d));
+        lo_b - hi_a > APART_CLEARANCE || lo_a - hi_b > APART_CLEARANCE
+    })
 }
 
 /// Refuses models the kernel cannot run (see [`contact_pairs`]).

@@ -196,12 +196,7 @@ type CpuContact = (Vector3<f64>, Vector3<f64>, Vector3<f64>, f64);
 /// The CPU's contacts of solid `a` at `pose_a` with solid `b` at `pose_b` (two free
 /// bodies whose centres of mass are the shape frames) within the margin, as (normal
 /// from b to a, point on a, point on b, gap), core points in the world frame.
-fn cpu_pair(
-    a: Shape,
-    pose_a: Pose,
-    b: Shape,
-    pose_b: Pose,
-) -> Vec<CpuContact> {
+fn cpu_pair(a: Shape, pose_a: Pose, b: Shape, pose_b: Pose) -> Vec<CpuContact> {
     let mut builder = ModelBuilder::new();
     for (name, shape) in [("a", a), ("b", b)] {
         builder

@@ -4,9 +4,11 @@
 
 use std::f64::consts::FRAC_PI_4;
 
+use std::collections::HashMap;
+
 use axion_model::{
     Anisotropy, BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointType, Material, Model,
-    ModelBuilder, ModelError, Shape, ShapeDesc,
+    ModelBuilder, ModelError, Shape, ShapeDesc, UrdfError, UrdfOptions, import_urdf,
 };
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
@@ -501,4 +503,42 @@ pub fn pyramid(copies: usize) -> Result<Model, ModelError> {
         }
     }
     b.build()
+}
+
+/// `examples/robots/skid_steer.urdf`: a chassis on two side wheels and a rear wheel
+/// (cylinders of radius 0.36 m).
+pub const SKID_STEER_URDF: &str = include_str!("../../../examples/robots/skid_steer.urdf");
+
+/// The skid-steer robot of `examples/robots` on the ground (μ 0.7 on both), wheels on
+/// the ground (chassis at z = 0.361 m), each wheel joint with a velocity drive
+/// (ke 150) at `speeds` rad/s (left, right, rear). Its chassis is the body named
+/// `chassis`.
+pub fn skid_steer(speeds: [f64; 3]) -> Result<Model, UrdfError> {
+    let mut b = ModelBuilder::new();
+    let ground = ShapeDesc::from_geometry(Geometry::HalfSpace {
+        normal: Vector3::z(),
+    })
+    .material(friction(0.7));
+    b.add_body(BodyDesc::fixed("ground").shape(ground))?;
+    let drives: HashMap<String, DriveDesc> = ["left_joint", "right_joint", "rear_joint"]
+        .iter()
+        .zip(speeds)
+        .map(|(j, w)| {
+            (
+                j.to_string(),
+                DriveDesc::Velocity {
+                    target: w,
+                    ke: 150.0,
+                },
+            )
+        })
+        .collect();
+    let options = UrdfOptions {
+        base_pose: Isometry3::translation(0.0, 0.0, 0.361),
+        drives,
+        friction: 0.7,
+        ..Default::default()
+    };
+    import_urdf(SKID_STEER_URDF, &options, &mut b)?;
+    Ok(b.build()?)
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use axion::prelude::*;
-use axion::{BodyId, DriveId, Geometry, Material, UrdfOptions, import_urdf};
+use axion::{BodyId, DriveId, Geometry, UrdfOptions, import_urdf, scenes};
 use nalgebra::{Isometry3, Vector3};
 
 fn robot(file: &str) -> String {
@@ -16,41 +16,13 @@ fn robot(file: &str) -> String {
     .unwrap()
 }
 
-/// The skid-steer on the ground (μ 0.7) with velocity drives (ke 150) at the given
-/// wheel speeds (left, right, rear); returns the simulator and the chassis id.
+/// The skid-steer (`scenes::skid_steer`) at the given wheel speeds (left, right, rear);
+/// returns the simulator and the chassis id.
 fn skid_steer(speeds: [f64; 3], h: f64) -> (Simulator, BodyId) {
-    let mut b = ModelBuilder::new();
-    let ground = ShapeDesc::from_geometry(Geometry::HalfSpace {
-        normal: Vector3::z(),
-    })
-    .material(Material {
-        friction: 0.7,
-        ..Default::default()
-    });
-    b.add_body(BodyDesc::fixed("ground").shape(ground)).unwrap();
-    let drives: HashMap<String, DriveDesc> = ["left_joint", "right_joint", "rear_joint"]
-        .iter()
-        .zip(speeds)
-        .map(|(j, w)| {
-            (
-                j.to_string(),
-                DriveDesc::Velocity {
-                    target: w,
-                    ke: 150.0,
-                },
-            )
-        })
-        .collect();
-    let options = UrdfOptions {
-        base_pose: Isometry3::translation(0.0, 0.0, 0.361),
-        drives,
-        friction: 0.7,
-        ..Default::default()
-    };
-    let imported = import_urdf(&robot("skid_steer.urdf"), &options, &mut b).unwrap();
-    let chassis = imported.links["chassis"];
+    let model = scenes::skid_steer(speeds).unwrap();
+    let chassis = model.body_id("chassis").unwrap();
     (
-        Simulator::new(b.build().unwrap(), 1, h, BackendChoice::Cpu).unwrap(),
+        Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap(),
         chassis,
     )
 }

@@ -59,6 +59,8 @@ pub struct Parity {
     pub contact_count_differs: usize,
     /// The GPU's centres of mass at the end (m).
     pub final_positions: Vec<[f64; 3]>,
+    /// Per body: COM distance (m) and orientation difference (rad) at the end.
+    pub body_differences: Vec<(f64, f64)>,
 }
 
 /// One world of `model` stepped for `seconds` on the GPU and on the CPU reference.
@@ -90,6 +92,7 @@ pub fn run_controlled(
         steps,
         contact_count_differs: 0,
         final_positions: Vec::new(),
+        body_differences: Vec::new(),
     };
     for _ in 0..steps {
         let rc = cpu.step(model, &mut s_cpu, control, h).unwrap();
@@ -114,6 +117,10 @@ pub fn run_controlled(
             .max((qc.translation.vector - qg.translation.vector).norm());
         p.orientation = p.orientation.max(qc.rotation.angle_to(&qg.rotation));
         p.final_positions.push(qg.translation.vector.into());
+        p.body_differences.push((
+            (qc.translation.vector - qg.translation.vector).norm(),
+            qc.rotation.angle_to(&qg.rotation),
+        ));
     }
     println!(
         "{name}: |Δx| {:.2e} m, |Δθ| {:.2e} rad after {seconds} s; GPU joint errors {:.2e} m, \
