@@ -43,6 +43,11 @@ struct Params {
     unused: f32,
 }
 
+// Whether the model has contact pairs: a pipeline constant, so that joint-only models
+// run kernels without the contact code (lavapipe ran the pendulum 3–7 times slower
+// with it compiled in but never executed).
+override CONTACTS: bool = true;
+
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> model_f: array<f32>;
 @group(0) @binding(2) var<storage, read> model_u: array<u32>;
@@ -914,7 +919,7 @@ fn evaluate() -> Eval {
         ev.merit += res * res;
         ev.drive_norm = max(ev.drive_norm, abs(res));
     }
-    for (var k = 0u; k < contact_slots(); k++) {
+    for (var k = 0u; CONTACTS && k < contact_slots(); k++) {
         let cn = contact_rows(k);
         ev.merit += cn.merit;
         ev.contact_norm = max(ev.contact_norm, cn.normal);
@@ -1115,7 +1120,7 @@ fn apply_schur(src: u32, dst: u32) {
         sset3(s_t + 6u * b + 3u, minv_ang(b, fa));
     }
     for (var i = 0u; i < P.rows; i++) {
-        if sget(s_fix + i) > 0.5 {
+        if CONTACTS && sget(s_fix + i) > 0.5 {
             sset(dst + i, 0.0);
             continue;
         }
@@ -1171,7 +1176,7 @@ fn solve() {
         let a1 = model_u[P.adj_offset_base_u + b + 1u];
         for (var a = a0; a < a1; a++) {
             let i = model_u[P.adj_base_u + 2u * a];
-            if sget(s_fix + i) > 0.5 {
+            if CONTACTS && sget(s_fix + i) > 0.5 {
                 let side = model_u[P.adj_base_u + 2u * a + 1u];
                 let x = h * sget(s_fixv + i);
                 fl += x * jac_lin(i, side);
@@ -1183,7 +1188,7 @@ fn solve() {
     }
     for (var i = 0u; i < P.rows; i++) {
         sset(s_x + i, 0.0);
-        if sget(s_fix + i) > 0.5 {
+        if CONTACTS && sget(s_fix + i) > 0.5 {
             sset(s_rhs + i, 0.0);
             sset(s_pre + i, 0.0);
             sset(s_r + i, 0.0);
@@ -1283,7 +1288,7 @@ fn solve() {
 fn update() -> bool {
     let h = P.h;
     for (var i = 0u; i < P.rows; i++) {
-        if sget(s_fix + i) > 0.5 {
+        if CONTACTS && sget(s_fix + i) > 0.5 {
             sset(s_x + i, sget(s_fixv + i));
         }
     }
@@ -1316,7 +1321,7 @@ fn update() -> bool {
             ok = false;
         }
     }
-    for (var k = 0u; k < contact_slots(); k++) {
+    for (var k = 0u; CONTACTS && k < contact_slots(); k++) {
         let c = contact_slot(k);
         let i = contact_row(k) + 1u;
         let e1 = vec2<f32>(sget(c + C_E), sget(c + C_E + 1u));
@@ -1416,11 +1421,15 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var d = 0u; d < P.drives; d++) {
         sset(s_dstart + d, coordinate(drive_joint(d), drive_is_angle(d)).value);
     }
-    set_status(ST_COUNT, f32(detect_contacts()));
+    var count = 0u;
+    if CONTACTS {
+        count = detect_contacts();
+    }
+    set_status(ST_COUNT, f32(count));
     let e = evaluate();
     store_eval(e);
     set_status(ST_MERIT0, e.merit);
-    if P.pairs > 0u {
+    if CONTACTS {
         keep_best(e.merit);
     }
     set_status(ST_ITERATIONS, 0.0);
@@ -1479,7 +1488,7 @@ fn accept(e: Eval, stalled: bool) {
     store_eval(e);
     let done = stalled || converged(e) || status(ST_ITERATIONS) >= f32(P.max_newton);
     set_status(ST_ACTIVE, select(1.0, 0.0, done));
-    if P.pairs == 0u {
+    if !CONTACTS {
         return;
     }
     if e.merit < status(ST_BEST) {
@@ -1506,7 +1515,7 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
     }
-    let full_steps = P.pairs > 0u && status(ST_ITERATIONS) <= FULL_STEPS;
+    let full_steps = CONTACTS && status(ST_ITERATIONS) <= FULL_STEPS;
     if full_steps {
         set_trial(1.0);
         let trial = evaluate();
@@ -1532,7 +1541,7 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
         alpha *= 0.5;
     }
     set_status(ST_BACKTRACKS, backtracks);
-    if P.pairs > 0u && !full_steps {
+    if CONTACTS && !full_steps {
         set_trial(1.0);
         let trial = evaluate();
         if finite(trial.merit) && trial.merit < EXPLOSION * status(ST_MERIT0) {

@@ -82,7 +82,11 @@ pub struct GpuBackend {
     ctx: GpuContext,
     settings: GpuSettings,
     layout: wgpu::BindGroupLayout,
-    pipelines: Pipelines,
+    pipeline_layout: wgpu::PipelineLayout,
+    module: wgpu::ShaderModule,
+    /// The kernels compiled without and with the contact code (the `CONTACTS` pipeline
+    /// constant of `step.wgsl`), each on first use.
+    pipelines: [Option<Pipelines>; 2],
     batch: Option<Batch>,
 }
 
@@ -106,10 +110,11 @@ pub struct RowProbe {
 }
 
 impl GpuBackend {
-    /// Finds an adapter and compiles the step kernels.
+    /// Finds an adapter and loads the step module (its kernels are compiled for the
+    /// first model stepped: with or without the contact code).
     pub fn new(settings: GpuSettings) -> Result<Self, GpuError> {
         let ctx = GpuContext::new()?;
-        let (layout, pipelines) = ctx.checked(|ctx| {
+        let (layout, pipeline_layout, module) = ctx.checked(|ctx| {
             let device = ctx.device();
             let buffer = |binding, ty| wgpu::BindGroupLayoutEntry {
                 binding,
@@ -143,35 +148,69 @@ impl GpuBackend {
                 label: Some("axion step"),
                 source: wgpu::ShaderSource::Wgsl(step::step_source().into()),
             });
+            (layout, pipeline_layout, module)
+        })?;
+        Ok(Self {
+            ctx,
+            settings,
+            layout,
+            pipeline_layout,
+            module,
+            pipelines: [None, None],
+            batch: None,
+        })
+    }
+
+    /// Compiles the kernels for a model with (`contacts`) or without contact pairs, once.
+    fn compile(&mut self, contacts: bool) -> Result<(), GpuError> {
+        let slot = usize::from(contacts);
+        if self.pipelines[slot].is_some() {
+            return Ok(());
+        }
+        let (layout, module) = (&self.pipeline_layout, &self.module);
+        let pipelines = self.ctx.checked(|ctx| {
+            let constants = [("CONTACTS", if contacts { 1.0 } else { 0.0 })];
             let pipeline = |entry| {
-                device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: Some(&pipeline_layout),
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
+                ctx.device()
+                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(entry),
+                        layout: Some(layout),
+                        module,
+                        entry_point: Some(entry),
+                        compilation_options: wgpu::PipelineCompilationOptions {
+                            constants: &constants,
+                            ..Default::default()
+                        },
+                        cache: None,
+                    })
             };
-            let pipelines = Pipelines {
+            Pipelines {
                 begin: pipeline("step_begin"),
                 direction: pipeline("step_direction"),
                 update: pipeline("step_update"),
                 search: pipeline("step_search"),
                 finish: pipeline("step_finish"),
                 probe_rows: pipeline("probe_rows"),
-            };
-            (layout, pipelines)
+            }
         })?;
-        Ok(Self {
-            ctx,
-            settings,
-            layout,
-            pipelines,
-            batch: None,
-        })
+        self.pipelines[slot] = Some(pipelines);
+        Ok(())
     }
+}
 
+/// The kernels compiled for a packed model (see [`GpuBackend::compile`]).
+fn kernels<'a>(
+    pipelines: &'a [Option<Pipelines>; 2],
+    packed: &Packed,
+) -> Result<&'a Pipelines, GpuError> {
+    pipelines[usize::from(packed.pairs > 0)]
+        .as_ref()
+        .ok_or_else(|| GpuError::Operation {
+            reason: "the step kernels are not compiled".into(),
+        })
+}
+
+impl GpuBackend {
     /// A backend for `worlds` copies of `model`: refuses a model the GPU cannot run
     /// ([`GpuError::UnsupportedModel`]) or a batch beyond the adapter's limits now,
     /// not at the first step.
@@ -199,6 +238,7 @@ impl GpuBackend {
     /// Allocates the buffers for `model` and `worlds` (kept while both stay the same).
     fn prepare(&mut self, model: &Model, worlds: usize) -> Result<(), GpuError> {
         let packed = step::pack(model)?;
+        self.compile(packed.pairs > 0)?;
         if let Some(b) = &self.batch
             && b.packed == packed
             && b.worlds == worlds
@@ -388,7 +428,7 @@ impl GpuBackend {
             bytemuck::bytes_of(&h32),
         );
         let groups = batch.worlds.div_ceil(WORKGROUP as usize) as u32;
-        let p = &self.pipelines;
+        let p = kernels(&self.pipelines, &batch.packed)?;
         let mut sequence = vec![&p.begin];
         for _ in 0..self.settings.max_iterations {
             sequence.extend([&p.direction, &p.update, &p.search]);
@@ -451,13 +491,14 @@ impl GpuBackend {
     ) -> Result<Vec<Vec<RowProbe>>, GpuError> {
         self.upload(model, state)?;
         let batch = self.batch()?;
+        let probe = &kernels(&self.pipelines, &batch.packed)?.probe_rows;
         let groups = batch.worlds.div_ceil(WORKGROUP as usize) as u32;
         self.ctx.checked(|ctx| {
             let mut encoder = ctx.device().create_command_encoder(&Default::default());
             {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 pass.set_bind_group(0, &batch.bind, &[]);
-                pass.set_pipeline(&self.pipelines.probe_rows);
+                pass.set_pipeline(probe);
                 pass.dispatch_workgroups(groups, 1, 1);
             }
             ctx.queue().submit([encoder.finish()]);

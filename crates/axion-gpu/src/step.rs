@@ -1,13 +1,16 @@
 //! Rust twin of `shaders/step.wgsl`: the implicit Newton step of a batch of worlds with
-//! joints and drives, and the packing of a [`Model`] into the kernels' buffers.
+//! joints, drives, contacts and friction, and the packing of a [`Model`] into the
+//! kernels' buffers.
 //!
 //! A step is a fixed sequence of dispatches, each with one invocation per world:
-//! `step_begin` (start from $u^-$ and the previous multipliers, evaluate), then
-//! `max_iterations` times `step_direction` (Schur solve) and `step_search` (line
-//! search), then `step_finish` (write the state). A world that has converged, stalled
-//! or failed does nothing in the later dispatches. (An earlier version ran the whole
-//! Newton loop in one kernel; lavapipe's compiler mis-executed that very large kernel
-//! on the 20-link chain, and long kernels also risk the watchdogs of desktop GPUs.)
+//! `step_begin` (start from $u^-$ and the previous multipliers, detect contacts,
+//! evaluate), then `max_iterations` times `step_direction` (Schur solve), `step_update`
+//! (velocity steps) and `step_search` (step length), then `step_finish` (write the
+//! state). A world that has converged, stalled or failed does nothing in the later
+//! dispatches. (An earlier version ran the whole Newton loop in one kernel; lavapipe's
+//! compiler mis-executed that very large kernel on the 20-link chain, and again the
+//! velocity steps when they followed the Schur solve in one kernel on stacks of 8 boxes;
+//! long kernels also risk the watchdogs of desktop GPUs.)
 //!
 //! # The equations (the same discrete system as `axion-cpu`, backward Euler)
 //!
@@ -19,6 +22,25 @@
 //!   h_i = \alpha h(\lambda_i - \ell_i)\ \text{(drives)},$$
 //! ($\ell_i$ the drive's PD or velocity law), with the rows of `axion-constraints` (point, angle, axis-alignment and slide locks;
 //! revolute and prismatic coordinates) evaluated at $q^+$.
+//!
+//! # Contacts
+//!
+//! Pairs of shapes that may touch are listed here (`contact_pairs`), each with a fixed
+//! number of contact slots of three rows (normal, two friction rows) after the drive
+//! rows; `step_begin` fills the slots from the narrow phase (`narrow.wgsl`) at $q^-$
+//! within the speculative margin. A slot's normal, points and force Jacobians $J_n$,
+//! $J_{t_1}$, $J_{t_2}$ are fixed for the step, as on the CPU; the gap $g(q^+)$ is
+//! re-evaluated at every iterate. Normal: $h_n = \phi/h$ with
+//! $\phi = \mathrm{FB}(g, \lambda_n; h^2 w_n)$, entered in the Schur system divided by
+//! $\partial_g\phi$ (Jacobian $J_n$, compliance $\partial_\lambda\phi/(h^2\partial_g\phi)$).
+//! Friction: the symmetric linearisation of `axion_constraints::friction::symmetric`
+//! (stick rows with compliance $10^{-6}/(\hat\rho h)$; slipping: the force along the
+//! slip fixed, one row across it), decided on the current iterate. Rows whose step is
+//! prescribed (separated contacts, the slip direction, empty slots) are *fixed*: their
+//! steps move to the right-hand side and the Schur operator skips them. With contacts
+//! the first 12 iterations take full steps (FRICTION.md), later ones backtrack, and an
+//! unconverged step returns its best iterate. `docs/gpu.md` has the details and the
+//! parity figures.
 //!
 //! # The Newton iteration
 //!
@@ -52,8 +74,8 @@
 //!
 //! Every per-world array is interleaved (element `slot` of world `w` at
 //! `slot * worlds + w`). Per world: state $(q, u, \lambda)$ (stays on the device
-//! between steps), control (wrenches, drive modes, targets, gains), scratch, and seven
-//! statistics.
+//! between steps), control (wrenches, drive modes, targets, gains), scratch, and
+//! `STATS` (14) statistics.
 
 use axion_constraints::drive::{CoordinateKind, DriveMode};
 use axion_constraints::joint::JointKind;

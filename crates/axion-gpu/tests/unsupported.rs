@@ -52,6 +52,8 @@ fn contact_scenes_with_a_device_narrow_phase_are_accepted() {
     check_model(&axion::scenes::anisotropic_box().unwrap()).unwrap();
     check_model(&axion::scenes::stack(3).unwrap()).unwrap();
     check_model(&axion::scenes::pyramid(1).unwrap()).unwrap();
+    // Cylinder wheels on one chassis: their joints keep them apart.
+    check_model(&axion::scenes::skid_steer([1.0; 3]).unwrap()).unwrap();
 }
 
 #[test]
