@@ -452,8 +452,9 @@ impl CollisionWorld {
     }
 }
 
-/// The combined cone and tangent frame of a contact: μ = mean of the two shapes' μ along
-/// each axis; the first anisotropic shape (a, then b) sets the axis.
+/// The combined cone and tangent frame of a contact ([`Material::combined_friction`]):
+/// the first anisotropic shape (a, then b) sets the axis, unless the axis is (nearly)
+/// along the normal.
 fn combine_friction(
     a: &Collider,
     b: &Collider,
@@ -461,24 +462,17 @@ fn combine_friction(
     pose_b: &Pose,
     normal: &Vector3<f64>,
 ) -> (FrictionCone, TangentFrame) {
-    let mean = |x: f64, y: f64| 0.5 * (x + y);
-    let aniso = [(a, pose_a, b), (b, pose_b, a)]
-        .into_iter()
-        .find_map(|(s, pose, other)| s.material.anisotropy.map(|an| (an, pose, s, other)));
-    if let Some((an, pose, s, other)) = aniso {
+    let (mu, aniso) = a.material.combined_friction(&b.material);
+    if let Some((side, an)) = aniso {
+        let pose = if side == 0 { pose_a } else { pose_b };
         let axis_world = pose.rotation * an.axis;
         let frame = TangentFrame::new(normal, Some(&axis_world));
         if frame.aligned {
-            let mu_other = other.material.friction;
-            let cone = FrictionCone::elliptic(
-                mean(s.material.friction, mu_other),
-                mean(an.friction_perp, mu_other),
-            )
-            .expect("validated non-negative coefficients");
+            let cone = FrictionCone::elliptic(mu, an.friction_perp)
+                .expect("validated non-negative coefficients");
             return (cone, frame);
         }
     }
-    let cone = FrictionCone::isotropic(mean(a.material.friction, b.material.friction))
-        .expect("validated non-negative coefficients");
+    let cone = FrictionCone::isotropic(mu).expect("validated non-negative coefficients");
     (cone, TangentFrame::new(normal, None))
 }

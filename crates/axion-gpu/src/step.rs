@@ -456,8 +456,8 @@ fn shape_pose(body: &Body, shape: &ShapeDesc) -> Isometry3<f64> {
 /// [`shape_code`]);
 /// the combined coefficients $(\mu_1, \mu_2)$ and the anisotropy axis in its body's
 /// frame (3), padded to [`PAIR_F`]. Materials combine as on the CPU
-/// (`axion-collision`): $\mu$ is the mean of the two shapes' along each axis, the first
-/// anisotropic shape (a, then b) sets the axis; without one, $\mu_1 = \mu_2$.
+/// ([`Material::combined_friction`](axion_model::Material::combined_friction)); without
+/// anisotropy $\mu_1 = \mu_2$.
 fn push_pair(
     model: &Model,
     pair: &Pair,
@@ -467,29 +467,10 @@ fn push_pair(
 ) {
     let (body_a, body_b) = (&model.bodies()[pair.a], &model.bodies()[pair.b]);
     let (sa, sb) = (&body_a.shapes[pair.shape_a], &body_b.shapes[pair.shape_b]);
-    let mean = |x: f64, y: f64| 0.5 * (x + y);
-    let (ma, mb) = (sa.material, sb.material);
-    let (side, mu, axis) = match (ma.anisotropy, mb.anisotropy) {
-        (Some(an), _) => (
-            1,
-            [
-                mean(ma.friction, mb.friction),
-                mean(an.friction_perp, mb.friction),
-            ],
-            an.axis,
-        ),
-        (None, Some(an)) => (
-            2,
-            [
-                mean(mb.friction, ma.friction),
-                mean(an.friction_perp, ma.friction),
-            ],
-            an.axis,
-        ),
-        (None, None) => {
-            let m = mean(ma.friction, mb.friction);
-            (0, [m, m], Vector3::zeros())
-        }
+    let (mu, aniso) = sa.material.combined_friction(&sb.material);
+    let (side, mu_perp, axis) = match aniso {
+        Some((side, an)) => (side as u32 + 1, an.friction_perp, an.axis),
+        None => (0, mu, Vector3::zeros()),
     };
     let words = [
         pair.a as u32,
@@ -514,7 +495,7 @@ fn push_pair(
             shape_code(&shape.geometry).expect("contact_pairs keeps coded shapes");
         model_f.extend(parameters.map(|x| x as f32));
     }
-    model_f.extend(mu.map(|x| x as f32));
+    model_f.extend([mu as f32, mu_perp as f32]);
     model_f.extend(axis.iter().map(|&x| x as f32));
     model_f.resize(start + PAIR_F, 0.0);
 }

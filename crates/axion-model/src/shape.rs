@@ -288,6 +288,32 @@ pub struct Material {
     pub anisotropy: Option<Anisotropy>,
 }
 
+impl Material {
+    /// The friction of a contact between this shape's material (shape a) and `other`'s
+    /// (shape b), the rule of both backends: $\mu = \tfrac12(\mu_a + \mu_b)$; if a shape
+    /// is anisotropic (a first, then b), which one (0: a, 1: b) and its anisotropy with
+    /// the combined coefficient across the axis, $\tfrac12(\mu_\perp + \mu_{other})$ ($\mu$
+    /// is then the coefficient along the axis).
+    pub fn combined_friction(&self, other: &Material) -> (f64, Option<(usize, Anisotropy)>) {
+        let mean = |x: f64, y: f64| 0.5 * (x + y);
+        let mu = mean(self.friction, other.friction);
+        let aniso = [(0, self, other), (1, other, self)]
+            .into_iter()
+            .find_map(|(side, m, o)| {
+                m.anisotropy.map(|an| {
+                    (
+                        side,
+                        Anisotropy {
+                            axis: an.axis,
+                            friction_perp: mean(an.friction_perp, o.friction),
+                        },
+                    )
+                })
+            });
+        (mu, aniso)
+    }
+}
+
 impl Default for Material {
     /// μ = 0.5, no bounce, isotropic.
     fn default() -> Self {
