@@ -90,7 +90,7 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
 // ---- pairs of dynamic shapes ------------------------------------------------------
 //
 // A manifold: the normal n from shape b towards shape a, the thicknesses (t_a, t_b)
-// (radius of a sphere, else 0) and up to 8 pairs of core points (world frame) whose
+// (radius of a sphere or capsule, else 0) and up to 8 pairs of core points (world frame) whose
 // gap n·(p_a − p_b) − t_a − t_b is at most the margin.
 //
 // * sphere a – sphere b: the centres, n along x_a − x_b (ẑ if they coincide);
@@ -105,6 +105,10 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
 //   coincident corners are kept); each vertex within the margin gives a contact with
 //   its foot on the reference face; separated boxes whose faces do not overlap get
 //   their closest points instead. Edge axis: the closest points of the two edges.
+// * sphere a – capsule b: the centre and its closest point on the core segment, as
+//   two spheres; capsule a – capsule b: the closest points of the core segments (one
+//   point, as on the CPU), as two spheres;
+// * capsule a – box b: see capsule_box.
 
 const MANIFOLD_POINTS: u32 = 8u;
 
@@ -235,6 +239,46 @@ fn clip_polygon(poly: ptr<function, array<vec3<f32>, 8>>, n: u32, o: vec3<f32>, 
     return m;
 }
 
+// Edge ia of box a against edge ib of box b along the unit separating axis l (either
+// sign): the edge of a nearest b and the edge of b nearest a, their closest points
+// (the lines' closest points clamped to the edges), one contact if its gap along l
+// (oriented from b to a) is within the margin.
+fn edge_contact(a: Obb, ia: u32, b: Obb, ib: u32, axis: vec3<f32>, margin: f32) -> Manifold {
+    var l = axis;
+    if dot(l, a.c - b.c) < 0.0 {
+        l = -l;
+    }
+    var pa0 = a.c;
+    var pb0 = b.c;
+    for (var k = 0u; k < 3u; k++) {
+        if k != ia {
+            pa0 -= a.r[k] * (a.e[k] * sign_or_one(dot(a.r[k], l)));
+        }
+        if k != ib {
+            pb0 += b.r[k] * (b.e[k] * sign_or_one(dot(b.r[k], l)));
+        }
+    }
+    let da = a.r[ia];
+    let db = b.r[ib];
+    let w = pa0 - pb0;
+    let c = dot(da, db);
+    let den = 1.0 - c * c;
+    var s = 0.0;
+    if den > 1e-12 {
+        s = (c * dot(db, w) - dot(da, w)) / den;
+    }
+    s = clamp(s, -a.e[ia], a.e[ia]);
+    let t = clamp(dot(db, w + da * s), -b.e[ib], b.e[ib]);
+    s = clamp(dot(da, pb0 + db * t - pa0), -a.e[ia], a.e[ia]);
+    let ca = pa0 + da * s;
+    let cb = pb0 + db * t;
+    var m = empty_manifold(l, 0.0, 0.0);
+    if dot(l, ca - cb) <= margin {
+        manifold_push(&m, ca, cb, 0.0);
+    }
+    return m;
+}
+
 fn box_box(a: Obb, b: Obb, margin: f32) -> Manifold {
     let scale = max(max(max(a.e.x, a.e.y), a.e.z), max(max(b.e.x, b.e.y), b.e.z));
     var best = -3.4e38;
@@ -280,41 +324,7 @@ fn box_box(a: Obb, b: Obb, margin: f32) -> Manifold {
         return empty_manifold(vec3<f32>(0.0, 0.0, 1.0), 0.0, 0.0);
     }
     if kind == 2u {
-        var l = edge_axis;
-        if dot(l, a.c - b.c) < 0.0 {
-            l = -l;
-        }
-        // The edge of a nearest b and the edge of b nearest a.
-        var pa0 = a.c;
-        var pb0 = b.c;
-        for (var k = 0u; k < 3u; k++) {
-            if k != ia {
-                pa0 -= a.r[k] * (a.e[k] * sign_or_one(dot(a.r[k], l)));
-            }
-            if k != ib {
-                pb0 += b.r[k] * (b.e[k] * sign_or_one(dot(b.r[k], l)));
-            }
-        }
-        let da = a.r[ia];
-        let db = b.r[ib];
-        // Closest points of the lines pa0 + s da and pb0 + t db, clamped to the edges.
-        let w = pa0 - pb0;
-        let c = dot(da, db);
-        let den = 1.0 - c * c;
-        var s = 0.0;
-        if den > 1e-12 {
-            s = (c * dot(db, w) - dot(da, w)) / den;
-        }
-        s = clamp(s, -a.e[ia], a.e[ia]);
-        let t = clamp(dot(db, w + da * s), -b.e[ib], b.e[ib]);
-        s = clamp(dot(da, pb0 + db * t - pa0), -a.e[ia], a.e[ia]);
-        let ca = pa0 + da * s;
-        let cb = pb0 + db * t;
-        var m = empty_manifold(l, 0.0, 0.0);
-        if dot(l, ca - cb) <= margin {
-            manifold_push(&m, ca, cb, 0.0);
-        }
-        return m;
+        return edge_contact(a, ia, b, ib, edge_axis, margin);
     }
     // Face axis: reference box `rf` (its face k), incident box `inc`.
     var rf = a;
@@ -329,9 +339,6 @@ fn box_box(a: Obb, b: Obb, margin: f32) -> Manifold {
     if dot(nref, inc.c - rf.c) < 0.0 {
         nref = -nref;
     }
-    let fc = rf.c + nref * rf.e[k];
-    let ku = (k + 1u) % 3u;
-    let kv = (k + 2u) % 3u;
     // Incident face: the face of `inc` whose outward normal is most opposed to nref.
     var mk = 0u;
     for (var j = 1u; j < 3u; j++) {
@@ -347,28 +354,39 @@ fn box_box(a: Obb, b: Obb, margin: f32) -> Manifold {
     poly[1] = ic + iu - iv;
     poly[2] = ic + iu + iv;
     poly[3] = ic - iu + iv;
-    var count = 4u;
-    let tol = 1e-5 * scale;
-    count = clip_polygon(&poly, count, fc, rf.r[ku], rf.e[ku] + tol);
-    count = clip_polygon(&poly, count, fc, -rf.r[ku], rf.e[ku] + tol);
-    count = clip_polygon(&poly, count, fc, rf.r[kv], rf.e[kv] + tol);
-    count = clip_polygon(&poly, count, fc, -rf.r[kv], rf.e[kv] + tol);
-    // Normal from b to a: nref when the reference box is b.
-    var m = empty_manifold(select(-nref, nref, kind == 1u), 0.0, 0.0);
+    let m = face_contacts(rf, k, nref, &poly, 4u, kind == 1u, margin, 1e-5 * scale);
+    if m.count == 0u && best > 0.0 {
+        return closest_boxes(a, b, margin);
+    }
+    return m;
+}
+
+// The incident polygon `poly` (n vertices) clipped against the side planes of face k of
+// the reference box rf (outward normal nref), with `tol` of slack so that coincident
+// corners are kept: each vertex p within the margin of the face gives a contact with
+// its foot p − ((p − f)·nref) nref on the face (f the face's centre). Normal from b to
+// a: nref when the incident shape is a.
+fn face_contacts(rf: Obb, k: u32, nref: vec3<f32>, poly: ptr<function, array<vec3<f32>, 8>>, n: u32, incident_is_a: bool, margin: f32, tol: f32) -> Manifold {
+    let fc = rf.c + nref * rf.e[k];
+    let ku = (k + 1u) % 3u;
+    let kv = (k + 2u) % 3u;
+    var count = n;
+    count = clip_polygon(poly, count, fc, rf.r[ku], rf.e[ku] + tol);
+    count = clip_polygon(poly, count, fc, -rf.r[ku], rf.e[ku] + tol);
+    count = clip_polygon(poly, count, fc, rf.r[kv], rf.e[kv] + tol);
+    count = clip_polygon(poly, count, fc, -rf.r[kv], rf.e[kv] + tol);
+    var m = empty_manifold(select(-nref, nref, incident_is_a), 0.0, 0.0);
     for (var v = 0u; v < count; v++) {
-        let p = poly[v];
+        let p = (*poly)[v];
         let depth = dot(p - fc, nref);
         if depth <= margin {
             let foot = p - nref * depth;
-            if kind == 1u {
+            if incident_is_a {
                 manifold_push(&m, p, foot, tol);
             } else {
                 manifold_push(&m, foot, p, tol);
             }
         }
-    }
-    if m.count == 0u && best > 0.0 {
-        return closest_boxes(a, b, margin);
     }
     return m;
 }
@@ -400,10 +418,190 @@ fn closest_boxes(a: Obb, b: Obb, margin: f32) -> Manifold {
     return m;
 }
 
+// ---- capsules: a core segment c ± d (d = l R ẑ, l the half length) and a radius ----
+
+// The half vector d = l R ẑ of a capsule's core segment (par: radius, half length).
+fn capsule_half(s: PoseF, par: vec3<f32>) -> vec3<f32> {
+    return quat_rotate(s.q, vec3<f32>(0.0, 0.0, par.y));
+}
+
+// The point of segment c ± d closest to p: c + t d, t = clamp((p − c)·d / d·d, −1, 1).
+fn segment_closest(c: vec3<f32>, d: vec3<f32>, p: vec3<f32>) -> vec3<f32> {
+    let dd = dot(d, d);
+    var t = 0.0;
+    if dd > 0.0 {
+        t = clamp(dot(p - c, d) / dd, -1.0, 1.0);
+    }
+    return c + d * t;
+}
+
+// Closest points of segments ca ± da and cb ± db: with p = ca − da + 2s da and
+// q = cb − db + 2t db, the unclamped minimiser of |p − q|² solves
+// s = (b f − c e)/(a e − b²) (a = |2da|², e = |2db|², b = 2da·2db, c = 2da·r, f = 2db·r,
+// r = (ca − da) − (cb − db)); s is clamped to [0, 1], t = (b s + f)/e, and when t
+// leaves [0, 1] it is clamped and s recomputed. Parallel segments (a e − b² ≤ 1e-6 a e)
+// start from s = 0 (Ericson's rule; parry's too, but with the shapes the other way
+// round, so for parallel capsules the two backends may pick different points of the
+// line of closest points).
+fn segments_closest(ca: vec3<f32>, da: vec3<f32>, cb: vec3<f32>, db: vec3<f32>) -> array<vec3<f32>, 2> {
+    let d1 = 2.0 * da;
+    let d2 = 2.0 * db;
+    let p1 = ca - da;
+    let p2 = cb - db;
+    let r = p1 - p2;
+    let a = dot(d1, d1);
+    let e = dot(d2, d2);
+    let f = dot(d2, r);
+    var s = 0.0;
+    var t = 0.0;
+    if a <= 1e-12 && e <= 1e-12 {
+        s = 0.0;
+    } else if a <= 1e-12 {
+        t = clamp(f / e, 0.0, 1.0);
+    } else {
+        let c = dot(d1, r);
+        if e <= 1e-12 {
+            s = clamp(-c / a, 0.0, 1.0);
+        } else {
+            let b = dot(d1, d2);
+            let den = a * e - b * b;
+            if den > 1e-6 * a * e {
+                s = clamp((b * f - c * e) / den, 0.0, 1.0);
+            }
+            t = (b * s + f) / e;
+            if t < 0.0 {
+                t = 0.0;
+                s = clamp(-c / a, 0.0, 1.0);
+            } else if t > 1.0 {
+                t = 1.0;
+                s = clamp((b - c) / a, 0.0, 1.0);
+            }
+        }
+    }
+    return array<vec3<f32>, 2>(p1 + d1 * s, p2 + d2 * t);
+}
+
+// Closest points of segment c ± d and box b, in the box's frame: t minimises the
+// convex, C¹ function f(t) = |p(t) − clamp(p(t), −e, e)|² over [−1, 1], with
+// p(t) = Rᵀ(c − x_b) + t Rᵀd; f′(t)/2 = (p − clamp p)·Rᵀd is nondecreasing, so its root
+// is bisected (32 halvings, below f32 resolution). Returns (p(t), clamp p(t)).
+fn segment_box_closest(c: vec3<f32>, d: vec3<f32>, b: Obb) -> array<vec3<f32>, 2> {
+    let rt = transpose(b.r);
+    let p0 = rt * (c - b.c);
+    let dl = rt * d;
+    var lo = -1.0;
+    var hi = 1.0;
+    let p_lo = p0 - dl;
+    let p_hi = p0 + dl;
+    if dot(p_lo - clamp(p_lo, -b.e, b.e), dl) >= 0.0 {
+        hi = -1.0;
+    } else if dot(p_hi - clamp(p_hi, -b.e, b.e), dl) <= 0.0 {
+        lo = 1.0;
+    } else {
+        for (var k = 0u; k < 32u; k++) {
+            let t = 0.5 * (lo + hi);
+            let p = p0 + dl * t;
+            if dot(p - clamp(p, -b.e, b.e), dl) < 0.0 {
+                lo = t;
+            } else {
+                hi = t;
+            }
+        }
+    }
+    let p = p0 + dl * (0.5 * (lo + hi));
+    return array<vec3<f32>, 2>(p, clamp(p, -b.e, b.e));
+}
+
+// Capsule a (core ca ± da, radius ra) against box b. Gaps count the radius (the margin
+// is widened by ra, the thickness is ra).
+// * Core segment apart from the box (distance above 1e-6 of the larger extent): their
+//   closest points (segment_box_closest). If the box's point lies inside a face (one
+//   local coordinate clamped), the segment is clipped against that face's side planes
+//   (at most 2 points, feet on the face, the closest point among them; a capsule lying
+//   on the face gets both ends); otherwise (an edge or corner) the closest points
+//   alone, normal along their difference.
+// * Core segment inside the box: the segment is treated as a box of half extents
+//   (0, 0, l), so the separating axes are the box's 3 face normals and the 3 cross
+//   products of its edges with the segment (the face normals of their Minkowski
+//   difference); an edge axis is taken only if it separates more than the best face
+//   axis by 1e-3 of the larger extent. Face axis: the segment clipped against the
+//   face as above; edge axis: the closest points of the box's edge and the segment.
+fn capsule_box(ca: vec3<f32>, da: vec3<f32>, ra: f32, b: Obb, margin: f32) -> Manifold {
+    let l = length(da);
+    let reach = margin + ra;
+    let scale = max(max(max(b.e.x, b.e.y), b.e.z), l);
+    let tol = 1e-5 * scale;
+    var poly: array<vec3<f32>, 8>;
+    poly[0] = ca - da;
+    poly[1] = ca + da;
+    var m = empty_manifold(vec3<f32>(0.0, 0.0, 1.0), ra, 0.0);
+    let closest = segment_box_closest(ca, da, b);
+    let delta = closest[0] - closest[1];
+    let dist = length(delta);
+    if dist > 1e-6 * scale {
+        if dist > reach {
+            return m;
+        }
+        let outside = vec3<u32>(delta != vec3<f32>(0.0));
+        if outside.x + outside.y + outside.z == 1u {
+            let k = select(select(0u, 1u, outside.y == 1u), 2u, outside.z == 1u);
+            let nref = b.r[k] * sign_or_one(delta[k]);
+            m = face_contacts(b, k, nref, &poly, 2u, true, reach, tol);
+        } else {
+            m.n = b.r * (delta / dist);
+            manifold_push(&m, b.c + b.r * closest[0], b.c + b.r * closest[1], 0.0);
+        }
+        m.ta = ra;
+        return m;
+    }
+    var u = vec3<f32>(0.0);
+    if l > 0.0 {
+        u = da / l;
+    }
+    let seg = Obb(ca, mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), u), vec3<f32>(0.0, 0.0, l));
+    var best = -3.4e38;
+    var k = 0u;
+    for (var j = 0u; j < 3u; j++) {
+        let s = obb_separation(seg, b, b.r[j]);
+        if s > best {
+            best = s;
+            k = j;
+        }
+    }
+    let face_best = best;
+    var edge = 3u;
+    var edge_axis = vec3<f32>(0.0);
+    for (var j = 0u; j < 3u; j++) {
+        let x = cross(u, b.r[j]);
+        let len = length(x);
+        if len < 1e-5 {
+            continue;
+        }
+        let s = obb_separation(seg, b, x / len);
+        if s > best && s > face_best + 1e-3 * scale {
+            best = s;
+            edge = j;
+            edge_axis = x / len;
+        }
+    }
+    if edge < 3u {
+        m = edge_contact(seg, 2u, b, edge, edge_axis, reach);
+    } else {
+        var nref = b.r[k];
+        if dot(nref, ca - b.c) < 0.0 {
+            nref = -nref;
+        }
+        m = face_contacts(b, k, nref, &poly, 2u, true, reach, tol);
+    }
+    m.ta = ra;
+    return m;
+}
+
 // The manifold of shape a (kind ka, parameters par_a, pose sa) against shape b; kinds 0
 // sphere, 1 box, 2 capsule, 3 cylinder, 4 half-space (parameters: its unit normal in
 // the shape frame; the plane passes through the frame's origin). The pairs: any solid
-// on a half-space (b), sphere–sphere, sphere–box (a the sphere), box–box; others give
+// on a half-space (b), sphere–sphere, sphere–box and sphere–capsule (a the sphere),
+// capsule–capsule, capsule–box (a the capsule), box–box; others (cylinder pairs) give
 // no points (the host refuses them).
 fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32>, sb: PoseF, margin: f32) -> Manifold {
     if kb == 4u {
@@ -426,6 +624,17 @@ fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32
     }
     if ka == 0u && kb == 1u {
         return sphere_box(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b, margin);
+    }
+    if ka == 0u && kb == 2u {
+        let q = segment_closest(sb.x, capsule_half(sb, par_b), sa.x);
+        return sphere_sphere(sa.x, par_a.x, q, par_b.x, margin);
+    }
+    if ka == 2u && kb == 2u {
+        let p = segments_closest(sa.x, capsule_half(sa, par_a), sb.x, capsule_half(sb, par_b));
+        return sphere_sphere(p[0], par_a.x, p[1], par_b.x, margin);
+    }
+    if ka == 2u && kb == 1u {
+        return capsule_box(sa.x, capsule_half(sa, par_a), par_a.x, Obb(sb.x, quat_matrix(sb.q), par_b), margin);
     }
     if ka == 1u && kb == 1u {
         return box_box(Obb(sa.x, quat_matrix(sa.q), par_a), Obb(sb.x, quat_matrix(sb.q), par_b), margin);

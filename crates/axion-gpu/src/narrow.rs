@@ -44,6 +44,7 @@ pub const MANIFOLD_POINTS: usize = 8;
 /// Shape kind codes of the WGSL narrow phase.
 pub(crate) const SPHERE: u32 = 0;
 pub(crate) const BOX: u32 = 1;
+pub(crate) const CAPSULE: u32 = 2;
 pub(crate) const HALF_SPACE: u32 = 4;
 
 /// The WGSL narrow phase's code of a geometry, `(kind, parameters)`: sphere (0, r),
@@ -56,7 +57,7 @@ pub(crate) fn shape_code(g: &Geometry) -> Option<(u32, [f64; 3])> {
         Geometry::Solid(Shape::Capsule {
             radius,
             half_length,
-        }) => (2, [radius, half_length, 0.0]),
+        }) => (CAPSULE, [radius, half_length, 0.0]),
         Geometry::Solid(Shape::Cylinder {
             radius,
             half_length,

@@ -1,11 +1,14 @@
-//! The GPU step against the CPU reference on the contact scenes of SCENES.md that touch
-//! only the ground (drop, incline, thrown box, anisotropic box).
+//! The GPU step against the CPU reference on the contact scenes of SCENES.md (drop,
+//! incline, thrown box, anisotropic box, stacks, mass ratio, pyramid), the skid-steer
+//! robot and capsule scenes.
 
 mod common;
 
 use axion::scenes;
-use axion_model::{BodyId, Control};
-use nalgebra::Vector3;
+use axion_model::{
+    BodyDesc, BodyId, Control, Geometry, Material, Model, ModelBuilder, Shape, ShapeDesc,
+};
+use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 
 #[test]
 fn drop_matches_cpu() {
@@ -103,6 +106,145 @@ fn skid_steer_chassis_matches_cpu() {
                 "{name}: chassis differs by {dx} m, {dtheta} rad"
             );
             assert_eq!(p.contact_count_differs, 0, "{name}");
+        }
+    }
+}
+
+/// A body of `mass` kg with one `shape` (μ = 0.5), its centre at `at`, turned by
+/// `rotation`.
+fn solid(
+    name: &str,
+    shape: Shape,
+    mass: f64,
+    at: Vector3<f64>,
+    rotation: UnitQuaternion<f64>,
+) -> BodyDesc {
+    BodyDesc::dynamic(name)
+        .pose(Isometry3::from_parts(at.into(), rotation))
+        .mass(mass, Vector3::zeros(), shape.unit_inertia(mass))
+        .shape(ShapeDesc::new(shape).material(Material {
+            friction: 0.5,
+            restitution: 0.0,
+            anisotropy: None,
+        }))
+}
+
+/// A model of `bodies` over a ground plane (μ = 0.5).
+fn on_ground(bodies: Vec<BodyDesc>) -> Model {
+    let mut b = ModelBuilder::new();
+    let ground = ShapeDesc::from_geometry(Geometry::HalfSpace {
+        normal: Vector3::z(),
+    })
+    .material(Material {
+        friction: 0.5,
+        restitution: 0.0,
+        anisotropy: None,
+    });
+    b.add_body(BodyDesc::fixed("ground").shape(ground)).unwrap();
+    for body in bodies {
+        b.add_body(body).unwrap();
+    }
+    b.build().unwrap()
+}
+
+/// Capsules on the device (sphere–capsule, capsule–capsule, capsule–box, capsule on the
+/// ground) for 1 s against the CPU, at h = 0.01 and 0.05:
+/// * a ball dropped off-centre onto a capsule lying on the ground slides off its side;
+/// * a capsule dropped crosswise onto another one;
+/// * a tilted capsule dropped onto a box lying on the ground lands on one end and comes
+///   to rest lying on the box's top face (h = 0.01 only).
+///
+/// Positions agree within 1 mm and every step converges. The contact counts are printed,
+/// not compared: parry's capsule–box manifold keeps the far end of a tilted capsule
+/// (beyond the margin) and the closest point beside the two ends of a lying one, which
+/// the device does not produce.
+///
+/// Known gap (docs/gpu.md): at h = 0.05 the capsule's flat landing on the box leaves the
+/// GPU's Newton iteration stuck in two steps (contact residual 0.26 m/s, 1.9 mm off the
+/// CPU after 1 s). With μ = 0 every step converges, which points at the slip force's
+/// coupling to the normal force (∂R/∂λ_n) that the symmetric friction rows lag.
+#[test]
+fn capsules_match_cpu() {
+    let capsule = |radius, half_length| Shape::Capsule {
+        radius,
+        half_length,
+    };
+    let about = |axis: Vector3<f64>, angle: f64| {
+        UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(axis), angle)
+    };
+    let lying = about(Vector3::y(), std::f64::consts::FRAC_PI_2);
+    let slab = Shape::Box {
+        half_extents: Vector3::new(0.6, 0.4, 0.2),
+    };
+    let scenes = [
+        (
+            "capsule dropped on a box",
+            &[0.01][..],
+            on_ground(vec![
+                solid(
+                    "slab",
+                    slab,
+                    4.0,
+                    Vector3::new(0.0, 0.0, 0.2),
+                    UnitQuaternion::identity(),
+                ),
+                solid(
+                    "capsule",
+                    capsule(0.1, 0.3),
+                    1.0,
+                    Vector3::new(0.1, 0.05, 0.75),
+                    about(Vector3::new(0.1, 1.0, 0.0), 1.0),
+                ),
+            ]),
+        ),
+        (
+            "ball dropped on a capsule",
+            &[0.01, 0.05][..],
+            on_ground(vec![
+                solid(
+                    "log",
+                    capsule(0.2, 0.5),
+                    3.0,
+                    Vector3::new(0.0, 0.0, 0.2),
+                    lying,
+                ),
+                solid(
+                    "ball",
+                    Shape::Sphere { radius: 0.15 },
+                    0.5,
+                    Vector3::new(0.2, 0.2, 0.8),
+                    UnitQuaternion::identity(),
+                ),
+            ]),
+        ),
+        (
+            "crossed capsules",
+            &[0.01, 0.05][..],
+            on_ground(vec![
+                solid(
+                    "lower",
+                    capsule(0.15, 0.5),
+                    2.0,
+                    Vector3::new(0.0, 0.0, 0.15),
+                    lying,
+                ),
+                solid(
+                    "upper",
+                    capsule(0.1, 0.4),
+                    1.0,
+                    Vector3::new(0.1, 0.05, 0.6),
+                    about(Vector3::x(), 1.45),
+                ),
+            ]),
+        ),
+    ];
+    for (name, steps, model) in &scenes {
+        for &h in *steps {
+            let name = format!("{name} h={h}");
+            if let Some(p) = common::run(&name, model, h, 1.0) {
+                println!("  bodies at {:?}", p.final_positions);
+                common::check_motion(&p, &name);
+            }
         }
     }
 }

@@ -368,3 +368,145 @@ fn pair_contacts_match_the_cpu() {
     );
     assert!(compared > 400 && face_counts > 10, "too few cases compared");
 }
+
+/// A random capsule of the pair probe.
+fn capsule(rng: &mut Rng) -> Shape {
+    Shape::Capsule {
+        radius: rng.next(0.05, 0.4),
+        half_length: rng.next(0.1, 0.7),
+    }
+}
+
+/// Sphere–capsule, capsule–capsule and capsule–box manifolds of `narrow.wgsl` against
+/// `axion-collision` at random poses near contact (a third each). Each device narrow
+/// phase of a capsule measures the exact distance of its core segment (closest points,
+/// or separating axes where the core is inside the box), so the deepest gap agrees to
+/// f32 rounding (64 ε L) wherever the CPU's is exact too — the capsule pairs, and
+/// capsule–box up to the CPU's 1e-5 m closest-point slack — and the normal to 1e-4. For
+/// sphere–capsule and non-parallel capsule pairs the core points agree too (parallel
+/// segments have a line of closest points, of which each side takes one). The
+/// thickness is the sphere's or capsule's radius.
+#[test]
+fn capsule_pair_contacts_match_the_cpu() {
+    let Some(ctx) = common::context() else {
+        return;
+    };
+    let mut rng = Rng(23);
+    let (mut queries, mut cases) = (Vec::new(), Vec::new());
+    while queries.len() < 600 {
+        let kind = queries.len() % 3;
+        let a = if kind == 0 {
+            solid(&mut rng, true)
+        } else {
+            capsule(&mut rng)
+        };
+        let b = if kind == 2 {
+            solid(&mut rng, false)
+        } else {
+            capsule(&mut rng)
+        };
+        let pose_b = Isometry3::from_parts(Vector3::zeros().into(), rng.rotation());
+        let radii = |s: &Shape| match *s {
+            Shape::Sphere { radius } => (radius, radius),
+            Shape::Box { half_extents: e } => (e.min(), e.norm()),
+            Shape::Capsule {
+                radius,
+                half_length,
+            } => (radius, radius + half_length),
+            _ => unreachable!("spheres, boxes and capsules only"),
+        };
+        let ((ia, oa), (ib, ob)) = (radii(&a), radii(&b));
+        let direction = rng.rotation() * Vector3::z();
+        let centre = direction * rng.next(0.9 * (ia + ib), oa + ob + MARGIN);
+        let pose_a = Isometry3::from_parts(centre.into(), rng.rotation());
+        let cpu = cpu_pair(a, pose_a, b, pose_b);
+        let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
+        let near = cpu.is_empty() || (deepest > -0.05 && (deepest - MARGIN).abs() > 1e-4);
+        if !near || (cpu.is_empty() && rng.next(0.0, 1.0) < 0.9) {
+            continue;
+        }
+        // Core directions of the capsules (their local z axes), to tell parallel pairs.
+        let axis = |s: &Shape, p: &Pose| match s {
+            Shape::Capsule { .. } => Some(p.rotation * Vector3::z()),
+            _ => None,
+        };
+        let parallel = match (axis(&a, &pose_a), axis(&b, &pose_b)) {
+            (Some(u), Some(v)) => u.cross(&v).norm() < 1e-2,
+            _ => false,
+        };
+        queries.push(PairQuery {
+            a: Geometry::Solid(a),
+            pose_a,
+            b: Geometry::Solid(b),
+            pose_b,
+            margin: MARGIN,
+        });
+        cases.push((kind, parallel, a, cpu));
+    }
+    let gpu = run_pair_probe(&ctx, &queries).unwrap();
+    let (mut compared, mut points) = (0, 0);
+    for (q, (m, (kind, parallel, a, cpu))) in queries.iter().zip(gpu.iter().zip(&cases)) {
+        let n = Vector3::new(m.normal[0], m.normal[1], m.normal[2]).cast::<f64>();
+        let v = |p: [f32; 3]| Vector3::new(p[0], p[1], p[2]).cast::<f64>();
+        let thickness = f64::from(m.thickness[0] + m.thickness[1]);
+        let gaps: Vec<f64> = m
+            .points
+            .iter()
+            .map(|(pa, pb)| n.dot(&(v(*pa) - v(*pb))) - thickness)
+            .collect();
+        let dev = gaps.iter().copied().fold(f64::INFINITY, f64::min);
+        let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
+        let l = 2.0 + q.pose_a.translation.vector.amax();
+        let tol = 64.0 * EPS * l;
+        if cpu.is_empty() {
+            assert!(
+                m.points.is_empty() || dev > MARGIN - tol,
+                "{q:?}: the GPU finds {dev} where the CPU finds nothing"
+            );
+            continue;
+        }
+        assert!(
+            !m.points.is_empty(),
+            "{q:?}: the GPU misses the CPU's {cpu:?}"
+        );
+        if let Shape::Capsule { radius, .. } | Shape::Sphere { radius } = *a {
+            assert!(
+                (f64::from(m.thickness[0]) - radius).abs() <= EPS * radius,
+                "{q:?}: thickness {:?}",
+                m.thickness
+            );
+        }
+        let cpu_deepest = cpu.iter().min_by(|x, y| x.3.total_cmp(&y.3)).unwrap();
+        let slack = tol
+            + if *kind == 2 {
+                1e-5 * (1.0 - 10.0 * deepest)
+            } else {
+                0.0
+            };
+        assert!(
+            (dev - deepest).abs() <= slack,
+            "{q:?}: deepest gap GPU {dev} CPU {deepest}"
+        );
+        assert!(
+            cpu_deepest.0.dot(&n) > 1.0 - 1e-4,
+            "{q:?}: normal GPU {n} CPU {}",
+            cpu_deepest.0
+        );
+        if *kind < 2 && !parallel {
+            let (pa, pb) = (v(m.points[0].0), v(m.points[0].1));
+            assert!(
+                (pa - cpu_deepest.1).norm() <= tol && (pb - cpu_deepest.2).norm() <= tol,
+                "{q:?}: core points GPU {pa}, {pb} CPU {}, {}",
+                cpu_deepest.1,
+                cpu_deepest.2
+            );
+            points += 1;
+        }
+        compared += 1;
+    }
+    eprintln!(
+        "compared {compared} of {} capsule cases ({points} with their core points)",
+        queries.len()
+    );
+    assert!(compared > 400 && points > 250, "too few cases compared");
+}

@@ -7,15 +7,15 @@ use axion_gpu::{GpuBackend, GpuError, GpuSettings, check_model};
 fn shape_pairs_without_a_narrow_phase_are_refused_by_name() {
     let mut b = axion::ModelBuilder::new();
     for (name, z) in [("lower", 0.0), ("upper", 0.15)] {
-        let capsule = axion::Shape::Capsule {
+        let cylinder = axion::Shape::Cylinder {
             radius: 0.1,
             half_length: 0.3,
         };
         b.add_body(
             axion::BodyDesc::dynamic(name)
                 .at(nalgebra::Vector3::new(0.0, 0.0, z))
-                .mass(1.0, nalgebra::Vector3::zeros(), capsule.unit_inertia(1.0))
-                .shape(axion::ShapeDesc::new(capsule)),
+                .mass(1.0, nalgebra::Vector3::zeros(), cylinder.unit_inertia(1.0))
+                .shape(axion::ShapeDesc::new(cylinder)),
         )
         .unwrap();
     }
@@ -26,8 +26,8 @@ fn shape_pairs_without_a_narrow_phase_are_refused_by_name() {
     };
     assert!(
         reason.contains("may collide")
-            && reason.contains("(capsule) of body 'lower'")
-            && reason.contains("(capsule) of body 'upper'"),
+            && reason.contains("(cylinder) of body 'lower'")
+            && reason.contains("(cylinder) of body 'upper'"),
         "{reason}"
     );
     assert!(

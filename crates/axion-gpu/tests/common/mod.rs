@@ -139,7 +139,20 @@ pub fn run_controlled(
     Some(p)
 }
 
+/// The GPU's run agrees with the CPU's: positions and orientations within 1 mm and
+/// 1 mrad, joint errors at f32 level, every step converged, the same number of contacts
+/// in every step.
 pub fn check(p: &Parity, name: &str) {
+    check_motion(p, name);
+    assert_eq!(
+        p.contact_count_differs, 0,
+        "{name}: the GPU found a different number of contacts than the CPU"
+    );
+}
+
+/// [`check`] without the contact count, for pairs where the CPU (parry) keeps manifold
+/// points beyond the margin that the device does not produce.
+pub fn check_motion(p: &Parity, name: &str) {
     assert!(
         p.position <= 1e-3,
         "{name}: position differs by {} m",
@@ -161,8 +174,4 @@ pub fn check(p: &Parity, name: &str) {
         p.joint_orientation
     );
     assert_eq!(p.converged, p.steps, "{name}: unconverged steps");
-    assert_eq!(
-        p.contact_count_differs, 0,
-        "{name}: the GPU found a different number of contacts than the CPU"
-    );
 }
