@@ -41,11 +41,13 @@ struct Params {
     contact_tolerance: f32,
     fb_eps_sq: f32,
     unused: f32,
+    // Joint-limit slots: count, first word in model_u, first float in model_f, first row.
+    limits: vec4<u32>,
 }
 
-// Whether the model has contact pairs: a pipeline constant, so that joint-only models
-// run kernels without the contact code (lavapipe ran the pendulum 3–7 times slower
-// with it compiled in but never executed).
+// Whether the model has contact pairs or joint limits (unilateral rows): a pipeline
+// constant, so that models without run kernels without that code (lavapipe ran the
+// pendulum 3–7 times slower with it compiled in but never executed).
 override CONTACTS: bool = true;
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -65,6 +67,8 @@ const CONTROL_DRIVE: u32 = 5u;
 const PAIR_U: u32 = 8u;
 const PAIR_F: u32 = 28u;
 const CONTACT_S: u32 = 32u;
+const LIMIT_U: u32 = 4u;
+const LIMIT_F: u32 = 2u;
 const HALF_SPACE: u32 = 4u;
 // Offsets in a contact slot: active flag, normal n (from b to a), the contact points
 // relative to the COMs in body axes and the thicknesses (p_a, t_a, p_b, t_b), tangents
@@ -132,6 +136,7 @@ var<private> s_fixv: u32;
 var<private> s_con: u32;
 var<private> s_ub: u32;
 var<private> s_lb: u32;
+var<private> s_lim: u32;
 
 // Keep in sync with `Packed::scratch_slots`, `slot_jac` and `slot_res` in step.rs.
 fn layout_scratch() {
@@ -169,6 +174,7 @@ fn layout_scratch() {
     s_fixv = o; o += r;
     s_ub = o; o += 6u * b;
     s_lb = o; o += r;
+    s_lim = o; o += 2u * P.limits.x;
     s_con = o;
 }
 
@@ -507,7 +513,7 @@ fn contact_row(k: u32) -> u32 {
     return P.contact_row0 + 3u * k;
 }
 fn contact_slots() -> u32 {
-    return (P.rows - P.contact_row0) / 3u;
+    return (P.limits.w - P.contact_row0) / 3u;
 }
 
 // The tangent frame (t1, t2) with t1 × t2 = n and the cone scaling of a pair
@@ -677,6 +683,27 @@ fn fix_row(i: u32, step: f32) {
     sset(s_creg + i, 0.0);
 }
 
+// A position-level unilateral row i (a contact's normal, a joint limit) whose gap at
+// the current iterate is `gap`, with J M̃⁻¹ Jᵀ = w at q⁻: φ = FB(g, λ; r = h² w), residual
+// h_i = φ/h (returned). The row is divided by ∂φ/∂g so that its gradient is the force
+// Jacobian (symmetric): residual h_i/∂_gφ, compliance ∂_λφ/(h² ∂_gφ). A row with ∂_gφ
+// below FB_FIX_BELOW (separated, no force) has its force step fixed at −φ/∂_λφ.
+fn unilateral_row(i: u32, gap: f32, w: f32) -> f32 {
+    let h = P.h;
+    let lam = sget(s_l + i);
+    let fb = fischer_burmeister(gap, lam, h * h * w, P.fb_eps_sq);
+    let res = fb.value / h;
+    sset(s_mu + i, lam);
+    if fb.d_a > FB_FIX_BELOW {
+        sset(s_fix + i, 0.0);
+        sset(s_res + i, res / fb.d_a);
+        sset(s_creg + i, fb.d_b / (h * h * fb.d_a));
+    } else {
+        fix_row(i, -fb.value / fb.d_b);
+    }
+    return res;
+}
+
 // A friction row of slot c along the scaled direction e: Jacobian eᵀ Ĵ_t with
 // Ĵ_t = (s1 J_t1; s2 J_t2), multiplier e·λ̂.
 fn friction_jacobian(i: u32, c: u32, e: vec2<f32>, lam: vec2<f32>) {
@@ -719,26 +746,14 @@ fn contact_rows(k: u32) -> ContactNorms {
     let pb = pose(b);
     let n = sget3(c + C_N);
     let w = sget3(c + C_W);
-    // Normal: φ = FB(g(q⁺), λ_n; r = h² w_n), h_n = φ/h. The row is divided by
-    // ∂φ/∂g so that its gradient is the force Jacobian J_n (symmetric; the gap's
-    // gradient at q⁺ is approximated by J_n at q⁻): residual h_n/∂_gφ, compliance
-    // ∂_λφ/(h² ∂_gφ). A contact with ∂_gφ below FB_FIX_BELOW (separated, no force) has
-    // its force step fixed at −φ/∂_λφ.
+    // Normal: a unilateral row on the gap g(q⁺) with force Jacobian J_n (the gap's
+    // gradient at q⁺ is approximated by J_n at q⁻).
     let surface_a = pa.x + quat_rotate(pa.q, sget3(c + C_PA)) - n * sget(c + C_TA);
     let surface_b = pb.x + quat_rotate(pb.q, sget3(c + C_PB)) + n * sget(c + C_TB);
     let gap = dot(n, surface_a - surface_b);
     let lam_n = sget(s_l + i);
-    let fb = fischer_burmeister(gap, lam_n, h * h * w.x, P.fb_eps_sq);
-    let res_n = fb.value / h;
     contact_jacobian(i, c, n);
-    sset(s_mu + i, lam_n);
-    if fb.d_a > FB_FIX_BELOW {
-        sset(s_fix + i, 0.0);
-        sset(s_res + i, res_n / fb.d_a);
-        sset(s_creg + i, fb.d_b / (h * h * fb.d_a));
-    } else {
-        fix_row(i, -fb.value / fb.d_b);
-    }
+    let res_n = unilateral_row(i, gap, w.x);
     // Friction, decided on the current iterate in scaled variables.
     let t1 = sget3(c + C_T1);
     let t2 = sget3(c + C_T2);
@@ -811,6 +826,86 @@ fn contact_rows(k: u32) -> ContactNorms {
         abs(res_n),
         max(abs(residual.x), abs(residual.y)),
     );
+}
+
+// ---- joint limits ---------------------------------------------------------------------
+//
+// Limit slot k (one per finite bound of a joint's range, after the contact rows): joint,
+// coordinate (0 angle, 1 displacement), side (0 lower, 1 upper) in model_u; the bound b
+// and the reference r (the middle of an angle range, 0 for a displacement) in model_f,
+// b measured from r. As on the CPU (axion-cpu's ActiveLimit) its row is a unilateral
+// row on the gap g = σ (q_rel − b), σ = +1 at the lower bound and −1 at the upper,
+// q_rel = wrap(q − r) for an angle and q for a displacement; its force σ J_q(q⁻) and
+// w = J M̃⁻¹ Jᵀ are fixed at the start of the step. A limit is active in a step if its
+// gap at q⁻ is within the contact margin plus two steps of the joint's speed; an
+// inactive one has a zero row whose force is set to zero.
+
+fn limit_u(k: u32, at: u32) -> u32 {
+    return model_u[P.limits.y + k * LIMIT_U + at];
+}
+
+struct LimitGap {
+    gap: f32,
+    sigma: f32,
+    c: Coord,
+}
+
+// The gap of limit slot k at the current poses, with σ and the coordinate.
+fn limit_gap(k: u32) -> LimitGap {
+    let angle = limit_u(k, 1u) == 0u;
+    let c = coordinate(limit_u(k, 0u), angle);
+    let sigma = select(1.0, -1.0, limit_u(k, 2u) == 1u);
+    let bound = model_f[P.limits.z + k * LIMIT_F];
+    var rel = c.value;
+    if angle {
+        rel = wrap_angle(c.value - model_f[P.limits.z + k * LIMIT_F + 1u]);
+    }
+    return LimitGap(sigma * (rel - bound), sigma, c);
+}
+
+// At the start of a step (poses q⁻, velocities u⁻): which limits are active, their
+// force rows σ J_q(q⁻) and w = Σ_b (m_b⁻¹|J_lin|² + J_angᵀ I_w,b(θ⁻)⁻¹ J_ang).
+fn detect_limits() {
+    for (var k = 0u; k < P.limits.x; k++) {
+        let lg = limit_gap(k);
+        let c = lg.c;
+        let i = P.limits.w + k;
+        let j = limit_u(k, 0u);
+        let pj = joint_parent(j);
+        let cj = joint_child(j);
+        let speed = abs(dot(c.al, vel_lin(pj)) + dot(c.aa, vel_ang(pj)) + dot(c.bl, vel_lin(cj))
+            + dot(c.ba, vel_ang(cj)));
+        let reached = lg.gap <= P.contact_margin + 2.0 * P.h * speed;
+        let s = select(0.0, lg.sigma, reached);
+        set_jac(i, c.al * s, c.aa * s, c.bl * s, c.ba * s);
+        var w = 0.0;
+        for (var side = 0u; side < 2u; side++) {
+            let b = row_body(i, side);
+            if body_dynamic(b) {
+                let jl = jac_lin(i, side);
+                let ja = jac_ang(i, side);
+                w += dot(jl, jl) * body_inv_mass(b) + dot(ja, inverse_ang(b, start_pose(b).q, ja));
+            }
+        }
+        sset(s_lim + 2u * k, select(0.0, 1.0, reached));
+        sset(s_lim + 2u * k + 1u, w);
+    }
+}
+
+// The rows of the limits at the current iterate: (merit, largest |h_i|).
+fn limit_rows() -> vec2<f32> {
+    var out = vec2<f32>(0.0);
+    for (var k = 0u; k < P.limits.x; k++) {
+        let i = P.limits.w + k;
+        if sget(s_lim + 2u * k) < 0.5 {
+            sset(s_mu + i, 0.0);
+            fix_row(i, -sget(s_l + i));
+            continue;
+        }
+        let res = unilateral_row(i, limit_gap(k).gap, sget(s_lim + 2u * k + 1u));
+        out = vec2<f32>(out.x + res * res, max(out.y, abs(res)));
+    }
+    return out;
 }
 
 // ---- mass matrix ------------------------------------------------------------------------
@@ -924,6 +1019,11 @@ fn evaluate() -> Eval {
         ev.merit += cn.merit;
         ev.contact_norm = max(ev.contact_norm, cn.normal);
         ev.friction_norm = max(ev.friction_norm, cn.friction);
+    }
+    if CONTACTS {
+        let lr = limit_rows();
+        ev.merit += lr.x;
+        ev.contact_norm = max(ev.contact_norm, lr.y);
     }
     // Dynamics, gathered per body over its rows.
     for (var b = 0u; b < P.bodies; b++) {
@@ -1424,6 +1524,7 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     var count = 0u;
     if CONTACTS {
         count = detect_contacts();
+        detect_limits();
     }
     set_status(ST_COUNT, f32(count));
     let e = evaluate();

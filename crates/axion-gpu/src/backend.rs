@@ -161,7 +161,8 @@ impl GpuBackend {
         })
     }
 
-    /// Compiles the kernels for a model with (`contacts`) or without contact pairs, once.
+    /// Compiles the kernels for a model with (`contacts`) or without unilateral rows
+    /// (contact pairs, joint limits), once.
     fn compile(&mut self, contacts: bool) -> Result<(), GpuError> {
         let slot = usize::from(contacts);
         if self.pipelines[slot].is_some() {
@@ -203,7 +204,7 @@ fn kernels<'a>(
     pipelines: &'a [Option<Pipelines>; 2],
     packed: &Packed,
 ) -> Result<&'a Pipelines, GpuError> {
-    pipelines[usize::from(packed.pairs > 0)]
+    pipelines[usize::from(packed.unilateral())]
         .as_ref()
         .ok_or_else(|| GpuError::Operation {
             reason: "the step kernels are not compiled".into(),
@@ -238,7 +239,7 @@ impl GpuBackend {
     /// Allocates the buffers for `model` and `worlds` (kept while both stay the same).
     fn prepare(&mut self, model: &Model, worlds: usize) -> Result<(), GpuError> {
         let packed = step::pack(model)?;
-        self.compile(packed.pairs > 0)?;
+        self.compile(packed.unilateral())?;
         if let Some(b) = &self.batch
             && b.packed == packed
             && b.worlds == worlds
@@ -305,6 +306,12 @@ impl GpuBackend {
                 s.contact_tolerance as f32,
                 axion_constraints::contact::DEFAULT_FB_EPS_SQ as f32,
                 0.0,
+            ],
+            limits: [
+                packed.limits as u32,
+                packed.limit_base_u as u32,
+                packed.limit_base_f as u32,
+                packed.limit_row0() as u32,
             ],
         };
         let layout = &self.layout;

@@ -42,6 +42,17 @@
 //! unconverged step returns its best iterate. `docs/gpu.md` has the details and the
 //! parity figures.
 //!
+//! # Joint limits
+//!
+//! Each finite bound of a joint's enforced range ([`axion_model::ModelJoint::range`])
+//! has a slot of one row after the contact rows. As on the CPU it is a unilateral row
+//! on the gap $g = \sigma(q_{rel}(q^+) - b)$ ($\sigma = +1$ at the lower bound, $-1$ at
+//! the upper; angles measured from the range's middle, wrapped), with its force
+//! $\sigma J_q(q^-)$ and $w = J M^{-1} J^\top$ fixed for the step, active when the gap at
+//! $q^-$ is within the contact margin plus two steps of the joint's speed; it takes the
+//! contact normal's Fischer–Burmeister row. Its force stays in the state between steps
+//! (the CPU's warm start of a limit that stays active).
+//!
 //! # The Newton iteration
 //!
 //! Each iteration solves the Schur system of the symmetric approximation
@@ -112,6 +123,12 @@ const PAIR_U: usize = 8;
 const PAIR_F: usize = 28;
 /// Scratch floats per contact slot (`CONTACT_S` in `step.wgsl`).
 const CONTACT_S: usize = 32;
+/// Words per joint-limit slot in `model_u`: joint, coordinate, side, 0.
+const LIMIT_U: usize = 4;
+/// Floats per joint-limit slot in `model_f`: bound, reference.
+const LIMIT_F: usize = 2;
+/// Scratch floats per joint-limit slot: active, $w$.
+const LIMIT_S: usize = 2;
 
 /// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
 /// failed solves, merit, active, contacts, friction, contact count, the step's first
@@ -128,6 +145,9 @@ pub(crate) struct Params {
     pub regularization: f32,
     /// Contact margin (m), contact tolerance (m/s), Fischer–Burmeister ε² (m²), unused.
     pub contact: [f32; 4],
+    /// Joint-limit slots: count, first word in `model_u`, first float in `model_f`,
+    /// first row.
+    pub limits: [u32; 4],
 }
 
 /// A model packed for the kernel.
@@ -152,6 +172,11 @@ pub(crate) struct Packed {
     pub slots: usize,
     pub pair_base_u: usize,
     pub pair_base_f: usize,
+    /// Joint-limit slots (one row each, after the contact rows): one per finite bound
+    /// of each joint's enforced range.
+    pub limits: usize,
+    pub limit_base_u: usize,
+    pub limit_base_f: usize,
     pub gravity: [f32; 3],
 }
 
@@ -159,16 +184,26 @@ impl Packed {
     /// Scratch slots per world (must match `layout_scratch` in `step.wgsl`): per body
     /// 7 (pose), 8 × 6 (velocities, directions, residuals, temporaries, best iterate)
     /// and 2 × 9 (inverse angular mass, stiffness); per row 12 (Jacobian) + 18; per
-    /// drive 1; per contact slot [`CONTACT_S`].
+    /// drive 1; per joint-limit slot [`LIMIT_S`]; per contact slot [`CONTACT_S`].
     pub fn scratch_slots(&self) -> usize {
         (7 + 6 * 8 + 9 * 2) * self.bodies
             + (12 + 18) * self.rows
             + self.drives
+            + LIMIT_S * self.limits
             + CONTACT_S * self.slots
     }
     /// The first contact row (after the joint and drive rows).
     pub fn contact_row0(&self) -> usize {
         self.joint_rows + self.drives
+    }
+    /// The first joint-limit row (after the contact rows).
+    pub fn limit_row0(&self) -> usize {
+        self.contact_row0() + 3 * self.slots
+    }
+    /// Whether the model has unilateral rows (contacts or joint limits): its kernels
+    /// are compiled with the `CONTACTS` code.
+    pub fn unilateral(&self) -> bool {
+        self.pairs > 0 || self.limits > 0
     }
     /// First scratch slot of the row Jacobians (12 per row).
     pub fn slot_jac(&self) -> usize {
@@ -239,18 +274,9 @@ fn pair_order(first: u32, second: u32) -> Option<bool> {
 }
 
 /// The model's contact pairs, or [`GpuError::UnsupportedModel`] naming what the kernel
-/// cannot run: joint ranges, any pair of collidable shapes that may touch and has no
-/// narrow phase on the device (see [`pair_order`]), and restitution.
+/// cannot run: any pair of collidable shapes that may touch and has no narrow phase on
+/// the device (see [`pair_order`]), and restitution.
 fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
-    if let Some(j) = model.joints().iter().find(|j| j.range().is_some()) {
-        return Err(GpuError::UnsupportedModel {
-            reason: format!(
-                "joint '{}' has a range (lower/upper limits), and joint limits are not \
-                 implemented on the GPU yet (use the CPU backend)",
-                j.name
-            ),
-        });
-    }
     let connected: std::collections::HashSet<(usize, usize)> = model
         .joints()
         .iter()
@@ -582,6 +608,31 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         }
     }
     model_u.extend(&slot_pairs);
+    // Joint limits: one slot per finite bound of an enforced range (model_u: joint,
+    // coordinate 0 angle / 1 displacement, side 0 lower / 1 upper; model_f: the bound
+    // measured from the range's reference, the reference).
+    let limit_base_u = model_u.len();
+    let limit_base_f = model_f.len();
+    let mut limits = 0;
+    for (ji, mj) in model.joints().iter().enumerate() {
+        let (Some(range), Some(index)) = (mj.range(), gpu_joint[ji]) else {
+            continue;
+        };
+        let coordinate = match range.coordinate {
+            CoordinateKind::Angle => 0,
+            CoordinateKind::Displacement => 1,
+        };
+        for (side, bound) in [(0u32, range.lower), (1, range.upper)] {
+            if !bound.is_finite() {
+                continue;
+            }
+            model_u.extend([index, coordinate, side, 0]);
+            model_f.extend([(bound - range.reference()) as f32, range.reference() as f32]);
+            row_bodies.push((mj.parent.map_or(NONE, |p| p.0 as u32), mj.child.0 as u32));
+            limits += 1;
+        }
+    }
+    debug_assert_eq!(model_u.len(), limit_base_u + LIMIT_U * limits);
     let rowbody_base_u = model_u.len();
     for &(a, b) in &row_bodies {
         model_u.extend([a, b]);
@@ -611,7 +662,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
     }
     debug_assert_eq!(
         model_f.len(),
-        bodies * BODY_F + joints * JOINT_F + pairs.len() * PAIR_F
+        bodies * BODY_F + joints * JOINT_F + pairs.len() * PAIR_F + limits * LIMIT_F
     );
     let g = model.gravity();
     Ok(Packed {
@@ -631,6 +682,9 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         slots: slot_pairs.len(),
         pair_base_u,
         pair_base_f,
+        limits,
+        limit_base_u,
+        limit_base_f,
         gravity: [g.x as f32, g.y as f32, g.z as f32],
     })
 }

@@ -64,19 +64,11 @@ fn joint_scenes_are_accepted() {
 }
 
 #[test]
-fn joint_ranges_are_refused_by_name() {
-    let model = axion::scenes::pendulum_with(|hinge| {
-        hinge.limits(axion::JointLimits {
-            lower: -0.5,
-            upper: 0.5,
-            effort: 1.0,
-            velocity: 1.0,
-        })
-    })
+fn joint_ranges_are_accepted() {
+    check_model(
+        &axion::scenes::pendulum_with(|hinge| hinge.limits(axion::scenes::range(-0.5, 0.5)))
+            .unwrap(),
+    )
     .unwrap();
-    let err = check_model(&model).unwrap_err();
-    assert!(
-        err.to_string().contains("joint 'hinge' has a range"),
-        "{err}"
-    );
+    check_model(&axion::scenes::slider_on_bound().unwrap()).unwrap();
 }

@@ -7,8 +7,8 @@ use std::f64::consts::FRAC_PI_4;
 use std::collections::HashMap;
 
 use axion_model::{
-    Anisotropy, BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointType, Material, Model,
-    ModelBuilder, ModelError, Shape, ShapeDesc, UrdfError, UrdfOptions, import_urdf,
+    Anisotropy, BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointLimits, JointType, Material,
+    Model, ModelBuilder, ModelError, Shape, ShapeDesc, UrdfError, UrdfOptions, import_urdf,
 };
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
@@ -43,6 +43,71 @@ pub fn pendulum_with(hinge: impl FnOnce(JointDesc) -> JointDesc) -> Result<Model
             Isometry3::translation(-1.0, 0.0, 0.0),
         ),
     ))?;
+    b.build()
+}
+
+/// A joint range from `lower` to `upper` (rad or m) without effort or speed limits.
+pub fn range(lower: f64, upper: f64) -> JointLimits {
+    JointLimits {
+        lower,
+        upper,
+        effort: 0.0,
+        velocity: 0.0,
+    }
+}
+
+/// A 2 kg block on a vertical prismatic joint to the world (axis z), starting at 0 with
+/// its range's lower bound at −0.5 m and no upper bound: it falls onto the bound.
+pub fn slider_on_bound() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    let block = b.add_body(BodyDesc::dynamic("block").mass(
+        2.0,
+        Vector3::zeros(),
+        Matrix3::identity() * 0.01,
+    ))?;
+    b.add_joint(
+        JointDesc::new(
+            "slide",
+            JointType::Prismatic { axis: Vector3::z() },
+            None,
+            block,
+        )
+        .limits(range(-0.5, f64::INFINITY)),
+    )?;
+    b.build()
+}
+
+/// A 1 kg arm (0.5 m from its hinge) turning about the vertical, with a range that
+/// crosses ±π, [2.5, 3.5] rad: started at 3.0 rad and spun by a velocity drive
+/// (2 rad/s, k_e = 50), it stops at 3.5 rad and stays there against the drive.
+pub fn turnstile_across_pi() -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    let start = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), 3.0);
+    let arm = b.add_body(
+        BodyDesc::dynamic("arm")
+            .pose(Isometry3::from_parts(
+                (start * Vector3::new(0.5, 0.0, 0.0)).into(),
+                start,
+            ))
+            .mass(1.0, Vector3::zeros(), Matrix3::identity() * 0.02),
+    )?;
+    b.add_joint(
+        JointDesc::new(
+            "turn",
+            JointType::Revolute { axis: Vector3::z() },
+            None,
+            arm,
+        )
+        .frames(
+            Isometry3::identity(),
+            Isometry3::translation(-0.5, 0.0, 0.0),
+        )
+        .limits(range(2.5, 3.5))
+        .drive(DriveDesc::Velocity {
+            target: 2.0,
+            ke: 50.0,
+        }),
+    )?;
     b.build()
 }
 

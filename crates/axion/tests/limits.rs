@@ -2,27 +2,17 @@
 //! coordinate. A joint stops at its bound without passing it, rests there, and a range
 //! the motion never approaches changes nothing.
 
+use axion::Model;
 use axion::constraints::drive::coordinate;
 use axion::math::Pose;
 use axion::prelude::*;
-use axion::{JointLimits, Model};
-use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
 const STEPS: [f64; 2] = [0.01, 0.05];
-
-fn limits(lower: f64, upper: f64) -> JointLimits {
-    JointLimits {
-        lower,
-        upper,
-        effort: 0.0,
-        velocity: 0.0,
-    }
-}
 
 /// The built-in pendulum (1 kg on a 1 m link about y, released horizontal; falling is
 /// the positive angle) with the given range.
 fn pendulum(lower: f64, upper: f64) -> Model {
-    axion::scenes::pendulum_with(|hinge| hinge.limits(limits(lower, upper))).unwrap()
+    axion::scenes::pendulum_with(|hinge| hinge.limits(axion::scenes::range(lower, upper))).unwrap()
 }
 
 /// Joint 0's coordinate measured as its range measures it (rad or m, with the bounds
@@ -89,25 +79,8 @@ fn an_unreached_range_changes_nothing() {
 #[test]
 fn slider_falls_onto_its_lower_bound() {
     for h in STEPS {
-        let mut b = ModelBuilder::new();
-        let block = b
-            .add_body(BodyDesc::dynamic("block").mass(
-                2.0,
-                Vector3::zeros(),
-                Matrix3::identity() * 0.01,
-            ))
-            .unwrap();
-        b.add_joint(
-            JointDesc::new(
-                "slide",
-                JointType::Prismatic { axis: Vector3::z() },
-                None,
-                block,
-            )
-            .limits(limits(-0.5, f64::INFINITY)),
-        )
-        .unwrap();
-        let mut sim = Simulator::new(b.build().unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+        let model = axion::scenes::slider_on_bound().unwrap();
+        let mut sim = Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap();
         let mut landed = None;
         let mut deepest = f64::NEG_INFINITY;
         sim.run_with((1.0 / h) as usize, |s| {
@@ -135,37 +108,8 @@ fn slider_falls_onto_its_lower_bound() {
 #[test]
 fn a_range_across_pi_holds() {
     for h in STEPS {
-        let mut b = ModelBuilder::new();
-        let start = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), 3.0);
-        let arm = b
-            .add_body(
-                BodyDesc::dynamic("arm")
-                    .pose(Isometry3::from_parts(
-                        (start * Vector3::new(0.5, 0.0, 0.0)).into(),
-                        start,
-                    ))
-                    .mass(1.0, Vector3::zeros(), Matrix3::identity() * 0.02),
-            )
-            .unwrap();
-        b.add_joint(
-            JointDesc::new(
-                "turn",
-                JointType::Revolute { axis: Vector3::z() },
-                None,
-                arm,
-            )
-            .frames(
-                Isometry3::identity(),
-                Isometry3::translation(-0.5, 0.0, 0.0),
-            )
-            .limits(limits(2.5, 3.5))
-            .drive(DriveDesc::Velocity {
-                target: 2.0,
-                ke: 50.0,
-            }),
-        )
-        .unwrap();
-        let mut sim = Simulator::new(b.build().unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+        let model = axion::scenes::turnstile_across_pi().unwrap();
+        let mut sim = Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap();
         assert!((coordinate_of(&sim) - 3.0).abs() < 1e-12);
         let mut highest = f64::NEG_INFINITY;
         let s = sim
