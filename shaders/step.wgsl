@@ -66,14 +66,16 @@ const DRIVE_U: u32 = 4u;
 const CONTROL_DRIVE: u32 = 5u;
 const PAIR_U: u32 = 8u;
 const PAIR_F: u32 = 28u;
-const CONTACT_S: u32 = 32u;
+const CONTACT_S: u32 = 36u;
 const LIMIT_U: u32 = 4u;
 const LIMIT_F: u32 = 2u;
 const HALF_SPACE: u32 = 4u;
 // Offsets in a contact slot: active flag, normal n (from b to a), the contact points
 // relative to the COMs in body axes and the thicknesses (p_a, t_a, p_b, t_b), tangents
 // t1 and t2, μ_g, the scaling s (2), lever arms ρ = R(θ⁻) p of a and b, effective
-// inverse masses (w_n, w_t1, w_t2), friction basis e1 (2) of the current iterate.
+// inverse masses (w_n, w_t1, w_t2), friction basis e1 (2) of the current iterate; the
+// start-of-step gap g⁻, the approach velocity, the velocity bias b and whether the
+// normal row is velocity-level (restitution).
 const C_ACTIVE: u32 = 0u;
 const C_N: u32 = 1u;
 const C_PA: u32 = 4u;
@@ -88,6 +90,19 @@ const C_RHOA: u32 = 21u;
 const C_RHOB: u32 = 24u;
 const C_W: u32 = 27u;
 const C_E: u32 = 30u;
+const C_GAP0: u32 = 32u;
+const C_APPROACH: u32 = 33u;
+const C_BIAS: u32 = 34u;
+const C_BOUNCE: u32 = 35u;
+// Contact persistence and restitution (axion-cpu, axion-constraints' contact::OPEN_GAP):
+// a contact persists from the previous step in its slot if the normals are within
+// PERSIST_COS and a lever arm (world axes) moved less than PERSIST_DISTANCE; one that
+// was still open (g⁻ > OPEN_GAP) keeps its approach velocity. A bouncing contact removes
+// BAUMGARTE of a penetration per step.
+const PERSIST_DISTANCE: f32 = 5e-3;
+const PERSIST_COS: f32 = 0.99;
+const OPEN_GAP: f32 = 1e-6;
+const BAUMGARTE: f32 = 0.2;
 // friction::symmetric and friction::projection of axion-constraints.
 const STICK_REGULARIZATION: f32 = 1e-6;
 const KAPPA_MIN: f32 = 1e-9;
@@ -627,6 +642,28 @@ fn detect_contacts() -> u32 {
             count += 1u;
             let rho_a = m.pa[k] - pa.x;
             let rho_b = m.pb[k] - pb.x;
+            // Restitution: the velocity bias of VelocityContact::bias (axion-constraints),
+            // b = g⁻/h if g⁻ > OPEN_GAP, else β g⁻/h + e min(v_n, 0), v_n the approach velocity:
+            // the normal velocity at u⁻, or the smaller of it and the one kept by a
+            // persisting contact that was still open.
+            let vn = dot(m.n, vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b));
+            let kept = sget(c + C_ACTIVE) > 0.5 && dot(sget3(c + C_N), m.n) > PERSIST_COS
+                && (length(sget3(c + C_RHOA) - rho_a) < PERSIST_DISTANCE
+                || length(sget3(c + C_RHOB) - rho_b) < PERSIST_DISTANCE);
+            var approach = vn;
+            if kept && sget(c + C_GAP0) > OPEN_GAP {
+                approach = min(sget(c + C_APPROACH), vn);
+            }
+            let gap0 = dot(m.n, m.pa[k] - m.pb[k]) - m.ta - m.tb;
+            let e = pf(p, 25u);
+            var bias = gap0 / P.h;
+            if gap0 <= OPEN_GAP {
+                bias = BAUMGARTE * gap0 / P.h + e * min(approach, 0.0);
+            }
+            sset(c + C_GAP0, gap0);
+            sset(c + C_APPROACH, approach);
+            sset(c + C_BIAS, bias);
+            sset(c + C_BOUNCE, select(0.0, 1.0, e > 0.0));
             sset(c + C_ACTIVE, 1.0);
             sset3(c + C_N, m.n);
             sset3(c + C_PA, quat_rotate(quat_conj(pa.q), rho_a));
@@ -683,21 +720,29 @@ fn fix_row(i: u32, step: f32) {
     sset(s_creg + i, 0.0);
 }
 
-// A position-level unilateral row i (a contact's normal, a joint limit) whose gap at
-// the current iterate is `gap`, with J M̃⁻¹ Jᵀ = w at q⁻: φ = FB(g, λ; r = h² w), residual
-// h_i = φ/h (returned). The row is divided by ∂φ/∂g so that its gradient is the force
-// Jacobian (symmetric): residual h_i/∂_gφ, compliance ∂_λφ/(h² ∂_gφ). A row with ∂_gφ
-// below FB_FIX_BELOW (separated, no force) has its force step fixed at −φ/∂_λφ.
-fn unilateral_row(i: u32, gap: f32, w: f32) -> f32 {
+// A unilateral row i (a contact's normal, a joint limit), φ = FB(a, λ; r), with J M̃⁻¹ Jᵀ
+// = w at q⁻:
+// * position level: a = g the gap at the current iterate, r = h² w, residual h_i = φ/h;
+// * velocity level (restitution): a = J u⁺ + b, r = h w, residual h_i = φ.
+// The row is divided by ∂φ/∂a so that its gradient is the force Jacobian (symmetric):
+// residual h_i/∂_aφ, compliance ∂_λφ/(h² ∂_aφ) (position) or ∂_λφ/(h ∂_aφ) (velocity).
+// A row with ∂_aφ below FB_FIX_BELOW (separated, no force) has its force step fixed at
+// −φ/∂_λφ. Returns h_i.
+fn unilateral_row(i: u32, a: f32, r: f32, velocity: bool) -> f32 {
     let h = P.h;
     let lam = sget(s_l + i);
-    let fb = fischer_burmeister(gap, lam, h * h * w, P.fb_eps_sq);
-    let res = fb.value / h;
+    let fb = fischer_burmeister(a, lam, r, P.fb_eps_sq);
+    var res = fb.value / h;
+    var creg = fb.d_b / (h * h * fb.d_a);
+    if velocity {
+        res = fb.value;
+        creg = fb.d_b / (h * fb.d_a);
+    }
     sset(s_mu + i, lam);
     if fb.d_a > FB_FIX_BELOW {
         sset(s_fix + i, 0.0);
         sset(s_res + i, res / fb.d_a);
-        sset(s_creg + i, fb.d_b / (h * h * fb.d_a));
+        sset(s_creg + i, creg);
     } else {
         fix_row(i, -fb.value / fb.d_b);
     }
@@ -746,20 +791,24 @@ fn contact_rows(k: u32) -> ContactNorms {
     let pb = pose(b);
     let n = sget3(c + C_N);
     let w = sget3(c + C_W);
-    // Normal: a unilateral row on the gap g(q⁺) with force Jacobian J_n (the gap's
-    // gradient at q⁺ is approximated by J_n at q⁻).
-    let surface_a = pa.x + quat_rotate(pa.q, sget3(c + C_PA)) - n * sget(c + C_TA);
-    let surface_b = pb.x + quat_rotate(pb.q, sget3(c + C_PB)) + n * sget(c + C_TB);
-    let gap = dot(n, surface_a - surface_b);
-    let lam_n = sget(s_l + i);
-    contact_jacobian(i, c, n);
-    let res_n = unilateral_row(i, gap, w.x);
-    // Friction, decided on the current iterate in scaled variables.
-    let t1 = sget3(c + C_T1);
-    let t2 = sget3(c + C_T2);
     let rho_a = sget3(c + C_RHOA);
     let rho_b = sget3(c + C_RHOB);
     let vrel = vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b);
+    // Normal: a unilateral row with force Jacobian J_n, on the gap g(q⁺) (its gradient
+    // at q⁺ approximated by J_n at q⁻), or on J_n u⁺ + b for a bouncing contact.
+    let lam_n = sget(s_l + i);
+    contact_jacobian(i, c, n);
+    var res_n: f32;
+    if sget(c + C_BOUNCE) > 0.5 {
+        res_n = unilateral_row(i, dot(n, vrel) + sget(c + C_BIAS), h * w.x, true);
+    } else {
+        let surface_a = pa.x + quat_rotate(pa.q, sget3(c + C_PA)) - n * sget(c + C_TA);
+        let surface_b = pb.x + quat_rotate(pb.q, sget3(c + C_PB)) + n * sget(c + C_TB);
+        res_n = unilateral_row(i, dot(n, surface_a - surface_b), h * h * w.x, false);
+    }
+    // Friction, decided on the current iterate in scaled variables.
+    let t1 = sget3(c + C_T1);
+    let t2 = sget3(c + C_T2);
     let v_t = vec2<f32>(dot(t1, vrel), dot(t2, vrel));
     let s = vec2<f32>(sget(c + C_S), sget(c + C_S + 1u));
     let lam = vec2<f32>(sget(s_l + i + 1u), sget(s_l + i + 2u)) / s;
@@ -902,7 +951,7 @@ fn limit_rows() -> vec2<f32> {
             fix_row(i, -sget(s_l + i));
             continue;
         }
-        let res = unilateral_row(i, limit_gap(k).gap, sget(s_lim + 2u * k + 1u));
+        let res = unilateral_row(i, limit_gap(k).gap, P.h * P.h * sget(s_lim + 2u * k + 1u), false);
         out = vec2<f32>(out.x + res * res, max(out.y, abs(res)));
     }
     return out;

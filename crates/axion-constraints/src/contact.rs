@@ -27,6 +27,10 @@ use crate::row::{Row, RowJacobian};
 /// the reference's 1e-8 lets lightly loaded contacts float by $\varepsilon^2/(2 r_n\lambda_n)$).
 pub const DEFAULT_FB_EPS_SQ: f64 = 1e-12;
 
+/// A contact whose gap (m) at the start of a step is larger than this is still open; at
+/// or below it, it touches (see [`VelocityContact::bias`]).
+pub const OPEN_GAP: f64 = 1e-6;
+
 /// One contact point, fixed for the step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactPoint {
@@ -164,10 +168,13 @@ impl VelocityContact {
     }
 
     /// The velocity bias $b$ from the start-of-step gap $g^-$ and normal velocity $v_n^-$:
-    /// $$b = \begin{cases} g^-/h & g^- > 0 \text{ (speculative: may close the gap, not more)}\\\\
-    ///   \beta g^-/h + e\min(v_n^-, 0) & g^- \le 0 \text{ (touching: bounce, push out)}\end{cases}$$
+    /// $$b = \begin{cases} g^-/h & g^- > g_{open} \text{ (speculative: may close the gap, not more)}\\\\
+    ///   \beta g^-/h + e\min(v_n^-, 0) & g^- \le g_{open} \text{ (touching: bounce, push out)}\end{cases}$$
+    /// with $g_{open}$ = [`OPEN_GAP`]: a contact that a speculative row stopped at the
+    /// surface rests at a gap of about $\varepsilon^2/(2 r\lambda_n)$ (below a nanometre), of
+    /// either sign after rounding, and bounces whatever the sign.
     pub fn bias(&self, gap_start: f64, normal_velocity_start: f64, h: f64) -> f64 {
-        if gap_start > 0.0 {
+        if gap_start > OPEN_GAP {
             gap_start / h
         } else {
             self.baumgarte * gap_start / h + self.restitution * normal_velocity_start.min(0.0)

@@ -85,9 +85,6 @@ struct WorldStep {
 const PERSIST_DISTANCE: f64 = 5e-3;
 const PERSIST_COS: f64 = 0.99;
 
-/// A contact detected with a larger gap (m) was still open.
-const OPEN_GAP: f64 = 1e-6;
-
 /// The previous step's contact matching `c` (lever arms `arms`): its force moved into
 /// `c`'s tangent frame, and its approach velocity if it was still open then (the
 /// speculative contact closed the gap in that step, so the impact speed is the one it
@@ -107,7 +104,7 @@ fn persisted(
         same.then(|| {
             let l = p.forces;
             let friction = pc.frame.t1 * l[1] + pc.frame.t2 * l[2];
-            let impact = (pc.gap > OPEN_GAP).then_some(p.approach);
+            let impact = (pc.gap > axion_constraints::contact::OPEN_GAP).then_some(p.approach);
             (
                 [l[0], friction.dot(&c.frame.t1), friction.dot(&c.frame.t2)],
                 impact,

@@ -33,6 +33,10 @@
 //! re-evaluated at every iterate. Normal: $h_n = \phi/h$ with
 //! $\phi = \mathrm{FB}(g, \lambda_n; h^2 w_n)$, entered in the Schur system divided by
 //! $\partial_g\phi$ (Jacobian $J_n$, compliance $\partial_\lambda\phi/(h^2\partial_g\phi)$).
+//! A pair with restitution $e > 0$ has velocity-level normal rows instead,
+//! $\phi = \mathrm{FB}(J_n u^+ + b, \lambda_n; h w_n)$ with the bias $b$ of
+//! `axion_constraints::contact::VelocityContact::bias` (the approach velocity kept by a
+//! contact that persists in its slot, as the CPU's persistence keeps it).
 //! Friction: the symmetric linearisation of `axion_constraints::friction::symmetric`
 //! (stick rows with compliance $10^{-6}/(\hat\rho h)$; slipping: the force along the
 //! slip fixed, one row across it), decided on the current iterate. Rows whose step is
@@ -122,7 +126,7 @@ const PAIR_U: usize = 8;
 /// Floats per contact pair in `model_f` (see [`push_pair`]).
 const PAIR_F: usize = 28;
 /// Scratch floats per contact slot (`CONTACT_S` in `step.wgsl`).
-const CONTACT_S: usize = 32;
+const CONTACT_S: usize = 36;
 /// Words per joint-limit slot in `model_u`: joint, coordinate, side, 0.
 const LIMIT_U: usize = 4;
 /// Floats per joint-limit slot in `model_f`: bound, reference.
@@ -275,7 +279,7 @@ fn pair_order(first: u32, second: u32) -> Option<bool> {
 
 /// The model's contact pairs, or [`GpuError::UnsupportedModel`] naming what the kernel
 /// cannot run: any pair of collidable shapes that may touch and has no narrow phase on
-/// the device (see [`pair_order`]), and restitution.
+/// the device (see [`pair_order`]).
 fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
     let connected: std::collections::HashSet<(usize, usize)> = model
         .joints()
@@ -324,21 +328,6 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
                     ),
                 });
             };
-            let bounce = desc(a, ka)
-                .material
-                .restitution
-                .max(desc(b, kb).material.restitution);
-            if bounce > 0.0 {
-                return Err(GpuError::UnsupportedModel {
-                    reason: format!(
-                        "shapes of bodies '{}' and '{}' have restitution {bounce}; bouncing \
-                         (velocity-level) contacts are not implemented on the GPU yet (use \
-                         the CPU backend)",
-                        name(a),
-                        name(b)
-                    ),
-                });
-            }
             pairs.push(if swap {
                 Pair {
                     a: b,
@@ -482,8 +471,9 @@ fn shape_pose(body: &Body, shape: &ShapeDesc) -> Isometry3<f64> {
 /// (0 none, 1 on a, 2 on b), first slot, slots, 0. `model_f`: for a then b the shape's
 /// pose relative to its body's centre of mass (7) and its parameters (3, see
 /// [`shape_code`]);
-/// the combined coefficients $(\mu_1, \mu_2)$ and the anisotropy axis in its body's
-/// frame (3), padded to [`PAIR_F`]. Materials combine as on the CPU
+/// the combined coefficients $(\mu_1, \mu_2)$, the anisotropy axis in its body's frame
+/// (3) and the restitution (the larger of the two, as on the CPU), padded to
+/// [`PAIR_F`]. Materials combine as on the CPU
 /// ([`Material::combined_friction`](axion_model::Material::combined_friction)); without
 /// anisotropy $\mu_1 = \mu_2$.
 fn push_pair(
@@ -525,6 +515,7 @@ fn push_pair(
     }
     model_f.extend([mu as f32, mu_perp as f32]);
     model_f.extend(axis.iter().map(|&x| x as f32));
+    model_f.push(sa.material.restitution.max(sb.material.restitution) as f32);
     model_f.resize(start + PAIR_F, 0.0);
 }
 

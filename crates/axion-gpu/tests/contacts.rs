@@ -20,6 +20,19 @@ fn drop_matches_cpu() {
     }
 }
 
+/// SCENES.md row 1 with restitution e = 0.5 (velocity-level contact rows): the ball
+/// lands, rebounds and lands again within 2 s on the GPU as on the CPU.
+#[test]
+fn bouncing_ball_matches_cpu() {
+    let model = scenes::drop(0.5).unwrap();
+    for h in [0.01, 0.05] {
+        if let Some(p) = common::run(&format!("bouncing ball h={h}"), &model, h, 2.0) {
+            println!("  ball at z = {:.6} m", p.final_positions[1][2]);
+            common::check(&p, "bouncing ball");
+        }
+    }
+}
+
 #[test]
 fn incline_matches_cpu() {
     for deg in [20.0f64, 35.0] {
