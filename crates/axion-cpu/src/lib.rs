@@ -63,11 +63,27 @@ fn lever_arms(c: &Contact, poses: &[Pose]) -> [Vector3<f64>; 2] {
     ]
 }
 
-/// A world's previous step: its contacts, and its active joint limits with their forces.
+/// A world's previous step: its contacts, and its active joint limits with their forces,
+/// and the poses and velocities it ended with (they carry over only into a step that
+/// starts from them).
 #[derive(Clone, Debug, Default)]
 struct Previous {
     contacts: Vec<PreviousContact>,
     limits: Vec<(ActiveLimit, f64)>,
+    poses: Vec<Pose>,
+    velocities: Vec<axion_math::Twist>,
+}
+
+impl Previous {
+    /// Forgets the previous step unless `state`'s world `w` is where it ended (a state
+    /// set by the caller — a reset, a world moved by hand — starts without warm starts
+    /// and kept approach velocities: a ball placed at rest where a falling one was
+    /// about to land must not bounce).
+    fn keep_if_continued(&mut self, state: &State, w: usize) {
+        if self.poses != state.world_poses(w) || self.velocities != state.world_velocities(w) {
+            *self = Self::default();
+        }
+    }
 }
 
 /// What one world's step produces.
@@ -187,6 +203,9 @@ impl Backend for CpuBackend {
         let cache = self.cache.as_mut().expect("prepared above");
         let worlds = state.worlds();
         cache.previous.resize_with(worlds, Previous::default);
+        for (w, previous) in cache.previous.iter_mut().enumerate() {
+            previous.keep_if_continued(state, w);
+        }
         let threads = match settings.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -240,7 +259,11 @@ impl Backend for CpuBackend {
             world
                 .drive_forces
                 .copy_from_slice(&result.lambda[jr..jr + dr]);
-            cache.previous[w] = step.previous;
+            cache.previous[w] = Previous {
+                poses: result.poses.clone(),
+                velocities: result.velocities.clone(),
+                ..step.previous
+            };
             report.worlds.push(result.stats);
         }
         state.advance_time(h);
@@ -363,7 +386,11 @@ impl WorldJob<'_> {
             .collect();
         WorldStep {
             result,
-            previous: Previous { contacts, limits },
+            previous: Previous {
+                contacts,
+                limits,
+                ..Previous::default()
+            },
         }
     }
 }

@@ -404,6 +404,16 @@ impl GpuBackend {
         self.ctx
             .queue()
             .write_buffer(&batch.state, 0, bytemuck::cast_slice(&data));
+        // The contact slots of the previous steps (what persists into the next step: the
+        // approach velocity of a bouncing contact) do not belong to the new state.
+        let mut encoder =
+            self.ctx
+                .device()
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("clear scratch"),
+                });
+        encoder.clear_buffer(&batch.scratch, 0, None);
+        self.ctx.queue().submit([encoder.finish()]);
         batch.synced = Some(state.clone());
         batch.time = state.time();
         Ok(())

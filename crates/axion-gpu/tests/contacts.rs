@@ -6,7 +6,8 @@ mod common;
 
 use axion::scenes;
 use axion_model::{
-    BodyDesc, BodyId, Control, Geometry, Material, Model, ModelBuilder, Shape, ShapeDesc,
+    Backend, BodyDesc, BodyId, Control, Geometry, Material, Model, ModelBuilder, Shape, ShapeDesc,
+    State,
 };
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 
@@ -30,6 +31,34 @@ fn bouncing_ball_matches_cpu() {
             println!("  ball at z = {:.6} m", p.final_positions[1][2]);
             common::check(&p, "bouncing ball");
         }
+    }
+}
+
+/// An uploaded state starts without the previous steps' contacts: a bouncing ball
+/// stepped until just before it lands (its contact found, still open, with the approach
+/// velocity kept for the bounce), then replaced by a ball resting on the ground at the
+/// same place, stays at rest (a kept approach velocity would throw it up at 2.7 m/s).
+#[test]
+fn an_uploaded_state_forgets_the_previous_contacts() {
+    let model = scenes::drop(0.5).unwrap();
+    let Some(mut gpu) = common::backend(&model, 1, axion_gpu::GpuSettings::default()) else {
+        return;
+    };
+    let control = Control::new(&model, 1);
+    let mut state = State::new(&model, 1).unwrap();
+    for _ in 0..54 {
+        let r = gpu.step(&model, &mut state, &control, 0.01).unwrap();
+        assert!(r.all_converged());
+    }
+    let ball = BodyId(1);
+    let gap = state.com_pose(0, ball).translation.z - 0.5;
+    assert!(gap > 0.01 && gap < 0.1, "not about to land: gap {gap}");
+    let mut resting = State::new(&model, 1).unwrap();
+    resting.set_body_pose(&model, 0, ball, Isometry3::translation(0.0, 0.0, 0.5));
+    for _ in 0..10 {
+        gpu.step(&model, &mut resting, &control, 0.01).unwrap();
+        let z = resting.com_pose(0, ball).translation.z;
+        assert!((z - 0.5).abs() < 1e-5, "the resting ball moved to z = {z}");
     }
 }
 

@@ -3,7 +3,7 @@
 
 use axion::prelude::*;
 use axion::scenes;
-use axion::{BodyId, Simulator};
+use axion::{Backend, BodyId, Simulator};
 
 const STEPS: [f64; 2] = [0.01, 0.05];
 
@@ -68,6 +68,31 @@ fn bouncing_ball_rebounds_to_e_squared_of_the_drop() {
             100.0 * (apex / expected - 1.0)
         );
         assert!((apex / expected - 1.0).abs() < 0.05, "rebound {apex}");
+    }
+}
+
+/// A state set by the caller starts without the previous steps' contacts: a bouncing
+/// ball stepped until just before it lands (its contact found, still open, its approach
+/// velocity kept for the bounce), then replaced by a ball resting on the ground at the
+/// same place, stays at rest (the kept approach velocity threw it up at 2.7 m/s).
+#[test]
+fn a_state_set_by_the_caller_forgets_the_previous_contacts() {
+    let model = scenes::drop(0.5).unwrap();
+    let mut cpu = axion::CpuBackend::default();
+    let control = axion::Control::new(&model, 1);
+    let mut state = axion::State::new(&model, 1).unwrap();
+    for _ in 0..54 {
+        cpu.step(&model, &mut state, &control, 0.01).unwrap();
+    }
+    let gap = state.com_pose(0, BodyId(1)).translation.z - 0.5;
+    assert!(gap > 0.01 && gap < 0.1, "not about to land: gap {gap}");
+    let mut resting = axion::State::new(&model, 1).unwrap();
+    let at_rest = nalgebra::Isometry3::translation(0.0, 0.0, 0.5);
+    resting.set_body_pose(&model, 0, BodyId(1), at_rest);
+    for _ in 0..10 {
+        cpu.step(&model, &mut resting, &control, 0.01).unwrap();
+        let z = resting.com_pose(0, BodyId(1)).translation.z;
+        assert!((z - 0.5).abs() < 1e-9, "the resting ball moved to z = {z}");
     }
 }
 
