@@ -108,7 +108,9 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
 // * sphere a – capsule b: the centre and its closest point on the core segment, as
 //   two spheres; capsule a – capsule b: the closest points of the core segments (one
 //   point, as on the CPU), as two spheres;
-// * capsule a – box b: see capsule_box.
+// * capsule a – box b: see capsule_box;
+// * sphere a – cylinder b: the centre and the cylinder's closest point (see
+//   sphere_cylinder).
 
 const MANIFOLD_POINTS: u32 = 8u;
 
@@ -188,11 +190,48 @@ fn sphere_box(xa: vec3<f32>, ra: f32, xb: vec3<f32>, rb: mat3x3<f32>, e: vec3<f3
         q[k] = s * e[k];
         gap = -depth[k] - ra;
     }
+    return sphere_on_surface(xa, ra, xb, rb, q, nl, gap, margin);
+}
+
+// The manifold of sphere a (centre xa, radius ra) whose closest surface point of solid
+// b (centre xb, rotation rb) is q with outward normal nl (both in b's frame) at gap
+// `gap`: one contact (xa, xb + rb q) if within the margin.
+fn sphere_on_surface(xa: vec3<f32>, ra: f32, xb: vec3<f32>, rb: mat3x3<f32>, q: vec3<f32>, nl: vec3<f32>, gap: f32, margin: f32) -> Manifold {
     var m = empty_manifold(rb * nl, ra, 0.0);
     if gap <= margin {
         manifold_push(&m, xa, xb + rb * q, 0.0);
     }
     return m;
+}
+
+// Cylinder b: centre xb, rotation rb, radius r and half length l along its local z.
+// With c the sphere's centre in b's frame, ρ = |(c_x, c_y)|: outside, q clamps ρ to r
+// (along (c_x, c_y)/ρ) and c_z to ±l, n = (c − q)/|c − q|; inside, the centre leaves
+// through the surface of least depth, the cap (l − |c_z|) or the side (r − ρ; along x̂
+// when ρ = 0), with q on it and n its outward normal.
+fn sphere_cylinder(xa: vec3<f32>, ra: f32, xb: vec3<f32>, rb: mat3x3<f32>, r: f32, l: f32, margin: f32) -> Manifold {
+    let c = transpose(rb) * (xa - xb);
+    let rho = length(c.xy);
+    var radial = vec2<f32>(1.0, 0.0);
+    if rho > 0.0 {
+        radial = c.xy / rho;
+    }
+    var q = vec3<f32>(c.xy, clamp(c.z, -l, l));
+    if rho > r {
+        q = vec3<f32>(radial * r, q.z);
+    }
+    let out = c - q;
+    let dist = length(out);
+    if dist > 0.0 {
+        return sphere_on_surface(xa, ra, xb, rb, q, out / dist, dist - ra, margin);
+    }
+    let cap = l - abs(c.z);
+    let side = r - rho;
+    if cap < side {
+        let s = sign_or_one(c.z);
+        return sphere_on_surface(xa, ra, xb, rb, vec3<f32>(c.xy, s * l), vec3<f32>(0.0, 0.0, s), -cap - ra, margin);
+    }
+    return sphere_on_surface(xa, ra, xb, rb, vec3<f32>(radial * r, c.z), vec3<f32>(radial, 0.0), -side - ra, margin);
 }
 
 struct Obb {
@@ -600,9 +639,9 @@ fn capsule_box(ca: vec3<f32>, da: vec3<f32>, ra: f32, b: Obb, margin: f32) -> Ma
 // The manifold of shape a (kind ka, parameters par_a, pose sa) against shape b; kinds 0
 // sphere, 1 box, 2 capsule, 3 cylinder, 4 half-space (parameters: its unit normal in
 // the shape frame; the plane passes through the frame's origin). The pairs: any solid
-// on a half-space (b), sphere–sphere, sphere–box and sphere–capsule (a the sphere),
-// capsule–capsule, capsule–box (a the capsule), box–box; others (cylinder pairs) give
-// no points (the host refuses them).
+// on a half-space (b), sphere–sphere, sphere–box, sphere–capsule and sphere–cylinder
+// (a the sphere), capsule–capsule, capsule–box (a the capsule), box–box; others (the
+// other cylinder pairs) give no points (the host refuses them).
 fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32>, sb: PoseF, margin: f32) -> Manifold {
     if kb == 4u {
         let n = normalize(quat_rotate(sb.q, par_b));
@@ -624,6 +663,9 @@ fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32
     }
     if ka == 0u && kb == 1u {
         return sphere_box(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b, margin);
+    }
+    if ka == 0u && kb == 3u {
+        return sphere_cylinder(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b.x, par_b.y, margin);
     }
     if ka == 0u && kb == 2u {
         let q = segment_closest(sb.x, capsule_half(sb, par_b), sa.x);

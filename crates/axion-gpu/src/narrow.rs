@@ -45,6 +45,7 @@ pub const MANIFOLD_POINTS: usize = 8;
 pub(crate) const SPHERE: u32 = 0;
 pub(crate) const BOX: u32 = 1;
 pub(crate) const CAPSULE: u32 = 2;
+pub(crate) const CYLINDER: u32 = 3;
 pub(crate) const HALF_SPACE: u32 = 4;
 
 /// The WGSL narrow phase's code of a geometry, `(kind, parameters)`: sphere (0, r),
@@ -61,7 +62,7 @@ pub(crate) fn shape_code(g: &Geometry) -> Option<(u32, [f64; 3])> {
         Geometry::Solid(Shape::Cylinder {
             radius,
             half_length,
-        }) => (3, [radius, half_length, 0.0]),
+        }) => (CYLINDER, [radius, half_length, 0.0]),
         Geometry::HalfSpace { normal } => {
             let n = normal.normalize();
             (HALF_SPACE, [n.x, n.y, n.z])

@@ -100,7 +100,7 @@ use nalgebra::{Isometry3, Matrix3, Translation3, Vector3};
 
 use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
-use crate::narrow::{BOX, CAPSULE, HALF_SPACE, NARROW_WGSL, SPHERE, shape_code};
+use crate::narrow::{BOX, CAPSULE, CYLINDER, HALF_SPACE, NARROW_WGSL, SPHERE, shape_code};
 
 /// `shaders/step.wgsl`: the step kernel (needs [`QUAT_WGSL`] before it).
 pub const STEP_WGSL: &str = include_str!("../../../shaders/step.wgsl");
@@ -264,15 +264,17 @@ impl Pair {
 
 /// Orders two shapes of kinds `(first, second)` for the kernel, or `None` if it has no
 /// narrow phase for them: any solid on a half-space (half-space second), sphere–sphere,
-/// sphere–box and sphere–capsule (sphere first), capsule–capsule, capsule–box (capsule
-/// first) and box–box. `true`: swap them.
+/// sphere–box, sphere–capsule and sphere–cylinder (sphere first), capsule–capsule,
+/// capsule–box (capsule first) and box–box. `true`: swap them.
 fn pair_order(first: u32, second: u32) -> Option<bool> {
     match (first, second) {
         (HALF_SPACE, HALF_SPACE) => None,
         (HALF_SPACE, _) => Some(true),
         (_, HALF_SPACE) => Some(false),
-        (SPHERE, SPHERE | BOX | CAPSULE) | (CAPSULE, CAPSULE | BOX) | (BOX, BOX) => Some(false),
-        (BOX | CAPSULE, SPHERE) | (BOX, CAPSULE) => Some(true),
+        (SPHERE, SPHERE | BOX | CAPSULE | CYLINDER) | (CAPSULE, CAPSULE | BOX) | (BOX, BOX) => {
+            Some(false)
+        }
+        (BOX | CAPSULE | CYLINDER, SPHERE) | (BOX, CAPSULE) => Some(true),
         _ => None,
     }
 }
@@ -318,8 +320,8 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
                     reason: format!(
                         "shape {ka} ({}) of body '{}' and shape {kb} ({}) of body '{}' may \
                          collide; the GPU's narrow phase has a sphere, box, capsule or \
-                         cylinder on a half-space and the sphere, box and capsule pairs \
-                         only so far, no cylinder pairs (give the shapes `collision(None)` or \
+                         cylinder on a half-space, the sphere, box and capsule pairs and \
+                         sphere–cylinder only so far (give the shapes `collision(None)` or \
                          use the CPU backend)",
                         desc(a, ka).geometry.name(),
                         name(a),

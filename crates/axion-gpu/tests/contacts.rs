@@ -189,9 +189,10 @@ fn on_ground(bodies: Vec<BodyDesc>) -> Model {
     b.build().unwrap()
 }
 
-/// Capsules on the device (sphere–capsule, capsule–capsule, capsule–box, capsule on the
-/// ground) for 1 s against the CPU, at h = 0.01 and 0.05:
+/// Capsules and cylinders on the device (sphere–capsule, capsule–capsule, capsule–box,
+/// sphere–cylinder, both on the ground) for 1 s against the CPU, at h = 0.01 and 0.05:
 /// * a ball dropped off-centre onto a capsule lying on the ground slides off its side;
+/// * a ball dropped off-centre onto a cylinder lying on the ground slides off its side;
 /// * a capsule dropped crosswise onto another one;
 /// * a tilted capsule dropped onto a box lying on the ground lands on one end and comes
 ///   to rest lying on the box's top face (h = 0.01 only).
@@ -206,7 +207,7 @@ fn on_ground(bodies: Vec<BodyDesc>) -> Model {
 /// CPU after 1 s). With μ = 0 every step converges, which points at the slip force's
 /// coupling to the normal force (∂R/∂λ_n) that the symmetric friction rows lag.
 #[test]
-fn capsules_match_cpu() {
+fn capsules_and_cylinders_match_cpu() {
     let capsule = |radius, half_length| Shape::Capsule {
         radius,
         half_length,
@@ -255,6 +256,29 @@ fn capsules_match_cpu() {
                     Shape::Sphere { radius: 0.15 },
                     0.5,
                     Vector3::new(0.2, 0.2, 0.8),
+                    UnitQuaternion::identity(),
+                ),
+            ]),
+        ),
+        (
+            "ball dropped on a cylinder lying on the ground",
+            &[0.01, 0.05][..],
+            on_ground(vec![
+                solid(
+                    "drum",
+                    Shape::Cylinder {
+                        radius: 0.3,
+                        half_length: 0.4,
+                    },
+                    5.0,
+                    Vector3::new(0.0, 0.0, 0.3),
+                    lying,
+                ),
+                solid(
+                    "ball",
+                    Shape::Sphere { radius: 0.1 },
+                    0.5,
+                    Vector3::new(0.1, 0.2, 0.9),
                     UnitQuaternion::identity(),
                 ),
             ]),

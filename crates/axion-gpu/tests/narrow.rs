@@ -387,23 +387,31 @@ fn capsule(rng: &mut Rng) -> Shape {
 /// segments have a line of closest points, of which each side takes one). The
 /// thickness is the sphere's or capsule's radius.
 #[test]
-fn capsule_pair_contacts_match_the_cpu() {
+fn capsule_and_cylinder_pair_contacts_match_the_cpu() {
     let Some(ctx) = common::context() else {
         return;
     };
     let mut rng = Rng(23);
     let (mut queries, mut cases) = (Vec::new(), Vec::new());
-    while queries.len() < 600 {
-        let kind = queries.len() % 3;
-        let a = if kind == 0 {
-            solid(&mut rng, true)
-        } else {
-            capsule(&mut rng)
+    while queries.len() < 800 {
+        let kind = queries.len() % 4;
+        // Half of the spheres against cylinders are small enough for their centres to
+        // sink inside (the push-out branch).
+        let a = match kind {
+            0 => solid(&mut rng, true),
+            3 if rng.next(0.0, 1.0) < 0.5 => Shape::Sphere {
+                radius: rng.next(0.01, 0.04),
+            },
+            3 => solid(&mut rng, true),
+            _ => capsule(&mut rng),
         };
-        let b = if kind == 2 {
-            solid(&mut rng, false)
-        } else {
-            capsule(&mut rng)
+        let b = match kind {
+            2 => solid(&mut rng, false),
+            3 => Shape::Cylinder {
+                radius: rng.next(0.1, 0.6),
+                half_length: rng.next(0.1, 0.6),
+            },
+            _ => capsule(&mut rng),
         };
         let pose_b = Isometry3::from_parts(Vector3::zeros().into(), rng.rotation());
         let radii = |s: &Shape| match *s {
@@ -413,7 +421,10 @@ fn capsule_pair_contacts_match_the_cpu() {
                 radius,
                 half_length,
             } => (radius, radius + half_length),
-            _ => unreachable!("spheres, boxes and capsules only"),
+            Shape::Cylinder {
+                radius,
+                half_length,
+            } => (radius.min(half_length), radius.hypot(half_length)),
         };
         let ((ia, oa), (ib, ob)) = (radii(&a), radii(&b));
         let direction = rng.rotation() * Vector3::z();
@@ -492,7 +503,7 @@ fn capsule_pair_contacts_match_the_cpu() {
             "{q:?}: normal GPU {n} CPU {}",
             cpu_deepest.0
         );
-        if *kind < 2 && !parallel {
+        if *kind != 2 && !parallel {
             let (pa, pb) = (v(m.points[0].0), v(m.points[0].1));
             assert!(
                 (pa - cpu_deepest.1).norm() <= tol && (pb - cpu_deepest.2).norm() <= tol,
@@ -505,8 +516,8 @@ fn capsule_pair_contacts_match_the_cpu() {
         compared += 1;
     }
     eprintln!(
-        "compared {compared} of {} capsule cases ({points} with their core points)",
+        "compared {compared} of {} capsule and cylinder cases ({points} with their core points)",
         queries.len()
     );
-    assert!(compared > 400 && points > 250, "too few cases compared");
+    assert!(compared > 550 && points > 400, "too few cases compared");
 }
