@@ -95,3 +95,12 @@ fn chain_batches_of_16_and_256_match_one_world() {
 fn stack_batches_of_1_16_256_4096_match_one_world() {
     batch_equals_single(&scenes::stack(2).unwrap(), &[1, 16, 256, 4096], 6);
 }
+
+/// With restitution and joint ranges: a bouncing ball (each world with its own sideways
+/// and vertical start speed; 70 steps take it through its first landing and rebound)
+/// and a hinge driven against its range (30 steps).
+#[test]
+fn bounce_and_limit_batches_of_16_and_256_match_one_world() {
+    batch_equals_single(&scenes::drop(0.5).unwrap(), &[16, 256], 70);
+    batch_equals_single(&scenes::turnstile_across_pi().unwrap(), &[16, 256], 30);
+}
