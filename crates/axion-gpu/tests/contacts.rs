@@ -152,6 +152,13 @@ fn skid_steer_chassis_matches_cpu() {
     }
 }
 
+/// The material of the capsule and cylinder scenes: μ = 0.5, no bounce.
+const MATERIAL: Material = Material {
+    friction: 0.5,
+    restitution: 0.0,
+    anisotropy: None,
+};
+
 /// A body of `mass` kg with one `shape` (μ = 0.5), its centre at `at`, turned by
 /// `rotation`.
 fn solid(
@@ -164,11 +171,7 @@ fn solid(
     BodyDesc::dynamic(name)
         .pose(Isometry3::from_parts(at.into(), rotation))
         .mass(mass, Vector3::zeros(), shape.unit_inertia(mass))
-        .shape(ShapeDesc::new(shape).material(Material {
-            friction: 0.5,
-            restitution: 0.0,
-            anisotropy: None,
-        }))
+        .shape(ShapeDesc::new(shape).material(MATERIAL))
 }
 
 /// A model of `bodies` over a ground plane (μ = 0.5).
@@ -177,11 +180,7 @@ fn on_ground(bodies: Vec<BodyDesc>) -> Model {
     let ground = ShapeDesc::from_geometry(Geometry::HalfSpace {
         normal: Vector3::z(),
     })
-    .material(Material {
-        friction: 0.5,
-        restitution: 0.0,
-        anisotropy: None,
-    });
+    .material(MATERIAL);
     b.add_body(BodyDesc::fixed("ground").shape(ground)).unwrap();
     for body in bodies {
         b.add_body(body).unwrap();
