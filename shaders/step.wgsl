@@ -49,6 +49,8 @@ struct Params {
 // constant, so that models without run kernels without that code (lavapipe ran the
 // pendulum 3–7 times slower with it compiled in but never executed).
 override CONTACTS: bool = true;
+// GpuSettings::slip_coupling (see `couple_to_previous`).
+override SLIP_COUPLING: bool = false;
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> model_f: array<f32>;
@@ -152,6 +154,8 @@ var<private> s_con: u32;
 var<private> s_ub: u32;
 var<private> s_lb: u32;
 var<private> s_lim: u32;
+var<private> s_cpl: u32;
+// Whether any fixed row's step depends on another row's (see `solve`).
 
 // Keep in sync with `Packed::scratch_slots`, `slot_jac` and `slot_res` in step.rs.
 fn layout_scratch() {
@@ -190,6 +194,7 @@ fn layout_scratch() {
     s_ub = o; o += 6u * b;
     s_lb = o; o += r;
     s_lim = o; o += 2u * P.limits.x;
+    s_cpl = o; o += r;
     s_con = o;
 }
 
@@ -712,10 +717,12 @@ fn fischer_burmeister(a: f32, b: f32, r: f32, eps_sq: f32) -> Fb {
 }
 
 // Marks row i as fixed: its multiplier changes by `step` in the next Newton
-// direction, outside the Schur system.
+// direction, outside the Schur system (plus `s_cpl` times the previous row's change,
+// which `couple_to_previous` may set).
 fn fix_row(i: u32, step: f32) {
     sset(s_fix + i, 1.0);
     sset(s_fixv + i, step);
+    sset(s_cpl + i, 0.0);
     sset(s_res + i, 0.0);
     sset(s_creg + i, 0.0);
 }
@@ -747,6 +754,45 @@ fn unilateral_row(i: u32, a: f32, r: f32, velocity: bool) -> f32 {
         fix_row(i, -fb.value / fb.d_b);
     }
     return res;
+}
+
+// Fixed row i's step follows the previous row's: Δλ_i = s_fixv_i + d Δλ_{i−1}. For the
+// force along the slip, Δλ̂_ŷ = R − ŷ·λ̂ + μ Δλ_n (d = ∂R/∂λ_n = μ, the semismooth step's
+// coupling; FRICTION.md's symmetric form drops it, and then the slip force lags the
+// normal force by one iterate, which diverges when the friction forces shift the normal
+// loads, as on the skid-steer's wheels at h = 0.05). If row i − 1 is fixed as well the
+// coupling folds into the fixed step; otherwise the Schur operator is no longer
+// symmetric and `solve` switches to ORTHOMIN. A world whose coupled step fails (see
+// `step_search`) lags the coupling for the rest of the step.
+fn couple_to_previous(i: u32, d: f32) {
+    if !SLIP_COUPLING || status(ST_LAGGED) > 0.5 {
+        return;
+    }
+    if sget(s_fix + i - 1u) > 0.5 {
+        sset(s_fixv + i, sget(s_fixv + i) + d * sget(s_fixv + i - 1u));
+    } else {
+        sset(s_cpl + i, d);
+    }
+}
+
+// Whether a fixed row's step follows another row's at the current iterate.
+fn has_couplings() -> bool {
+    for (var i = 0u; CONTACTS && i < P.rows; i++) {
+        if sget(s_fix + i) > 0.5 && sget(s_cpl + i) != 0.0 {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A fixed row's contribution to a Schur product's force gather: its coupling to the
+// previous row times that row's entry of `src`.
+fn coupled_entry(src: u32, i: u32) -> f32 {
+    let d = sget(s_cpl + i);
+    if d == 0.0 {
+        return 0.0;
+    }
+    return d * sget(src + i - 1u);
 }
 
 // A friction row of slot c along the scaled direction e: Jacobian eᵀ Ĵ_t with
@@ -859,6 +905,9 @@ fn contact_rows(k: u32) -> ContactNorms {
         friction_jacobian(i + 1u, c, dir, lam);
         friction_jacobian(i + 2u, c, e, lam);
         fix_row(i + 1u, radius - dot(dir, lam));
+        if lam_n > 0.0 {
+            couple_to_previous(i + 1u, sget(c + C_MU));
+        }
         if kappa < KAPPA_MIN {
             fix_row(i + 2u, -dot(e, lam));
         } else {
@@ -1247,9 +1296,11 @@ fn minv_ang(b: u32, t: vec3<f32>) -> vec3<f32> {
 
 // ---- matrix-free Schur operator -------------------------------------------------------
 
-// dst = (J M⁻¹ Jᵀ + C + δ) src, with t_b = M_b⁻¹ Σ_{rows i of b} J_{i,b}ᵀ src_i gathered
-// over the body → rows adjacency.
-fn apply_schur(src: u32, dst: u32) {
+// dst = (J M⁻¹ Fᵀ + C + δ) src, with t_b = M_b⁻¹ Σ_{rows i of b} J_{i,b}ᵀ x_i gathered
+// over the body → rows adjacency: x_i = src_i for a free row, and for a fixed row its
+// coupling to the previous one (zero unless `coupled`). Without couplings F = J and the
+// operator is symmetric.
+fn apply_schur(src: u32, dst: u32, coupled: bool) {
     for (var b = 0u; b < P.bodies; b++) {
         if !body_dynamic(b) {
             continue;
@@ -1261,7 +1312,10 @@ fn apply_schur(src: u32, dst: u32) {
         for (var a = a0; a < a1; a++) {
             let i = model_u[P.adj_base_u + 2u * a];
             let side = model_u[P.adj_base_u + 2u * a + 1u];
-            let x = sget(src + i);
+            var x = sget(src + i);
+            if coupled && sget(s_fix + i) > 0.5 {
+                x = coupled_entry(src, i);
+            }
             fl += x * jac_lin(i, side);
             fa += x * jac_ang(i, side);
         }
@@ -1367,67 +1421,152 @@ fn solve() {
         sset(s_r + i, sget(s_rhs + i));
         sset(s_z + i, pre * sget(s_rhs + i));
     }
+    let coupled = has_couplings();
     let bb = dot_rows(s_rhs, s_rhs);
     if bb > 0.0 {
-        apply_schur(s_z, s_az);
-        for (var i = 0u; i < P.rows; i++) {
-            sset(s_p + i, sget(s_z + i));
-            sset(s_ap + i, sget(s_az + i));
-        }
-        var rho = dot_rows(s_z, s_az);
-        let tol2 = P.linear_tolerance * P.linear_tolerance * bb;
-        // The iterate of smallest recurrence residual is kept: in f32 the residual
-        // stagnates near rounding level and later iterates only add noise.
-        var best = bb;
-        for (var i = 0u; i < P.rows; i++) {
-            sset(s_xb + i, 0.0);
-        }
-        for (var it = 0u; it < P.max_linear; it++) {
-            for (var i = 0u; i < P.rows; i++) {
-                sset(s_y + i, sget(s_pre + i) * sget(s_ap + i));
-            }
-            let yap = dot_rows(s_y, s_ap);
-            var alpha = 0.0;
-            if yap > 0.0 {
-                alpha = rho / yap;
-            }
-            if !(alpha > 0.0 && finite(alpha)) {
-                break;
-            }
-            for (var i = 0u; i < P.rows; i++) {
-                sset(s_x + i, sget(s_x + i) + alpha * sget(s_p + i));
-                sset(s_r + i, sget(s_r + i) - alpha * sget(s_ap + i));
-                sset(s_z + i, sget(s_z + i) - alpha * sget(s_y + i));
-            }
-            let rr = dot_rows(s_r, s_r);
-            if !finite(rr) {
-                break;
-            }
-            if rr < best {
-                best = rr;
-                for (var i = 0u; i < P.rows; i++) {
-                    sset(s_xb + i, sget(s_x + i));
-                }
-            }
-            if rr <= tol2 {
-                break;
-            }
-            apply_schur(s_z, s_az);
-            let rho_new = dot_rows(s_z, s_az);
-            var beta = 0.0;
-            if rho > 0.0 {
-                beta = rho_new / rho;
-            }
-            rho = rho_new;
-            for (var i = 0u; i < P.rows; i++) {
-                sset(s_p + i, sget(s_z + i) + beta * sget(s_p + i));
-                sset(s_ap + i, sget(s_az + i) + beta * sget(s_ap + i));
-            }
-        }
-        for (var i = 0u; i < P.rows; i++) {
-            sset(s_x + i, sget(s_xb + i));
+        if coupled {
+            orthomin(bb, coupled);
+        } else {
+            conjugate_residual(bb);
         }
     }
+}
+
+// Jacobi-preconditioned conjugate residual for the symmetric Schur system, from x = 0
+// with r = rhs and z = K r prepared by `solve`; the iterate of smallest recurrence
+// residual is the result, in s_x.
+fn conjugate_residual(bb: f32) {
+    apply_schur(s_z, s_az, false);
+    for (var i = 0u; i < P.rows; i++) {
+        sset(s_p + i, sget(s_z + i));
+        sset(s_ap + i, sget(s_az + i));
+    }
+    var rho = dot_rows(s_z, s_az);
+    let tol2 = P.linear_tolerance * P.linear_tolerance * bb;
+    // The iterate of smallest recurrence residual is kept: in f32 the residual
+    // stagnates near rounding level and later iterates only add noise.
+    var best = bb;
+    for (var i = 0u; i < P.rows; i++) {
+        sset(s_xb + i, 0.0);
+    }
+    for (var it = 0u; it < P.max_linear; it++) {
+        for (var i = 0u; i < P.rows; i++) {
+            sset(s_y + i, sget(s_pre + i) * sget(s_ap + i));
+        }
+        let yap = dot_rows(s_y, s_ap);
+        var alpha = 0.0;
+        if yap > 0.0 {
+            alpha = rho / yap;
+        }
+        if !(alpha > 0.0 && finite(alpha)) {
+            break;
+        }
+        for (var i = 0u; i < P.rows; i++) {
+            sset(s_x + i, sget(s_x + i) + alpha * sget(s_p + i));
+            sset(s_r + i, sget(s_r + i) - alpha * sget(s_ap + i));
+            sset(s_z + i, sget(s_z + i) - alpha * sget(s_y + i));
+        }
+        let rr = dot_rows(s_r, s_r);
+        if !finite(rr) {
+            break;
+        }
+        if rr < best {
+            best = rr;
+            for (var i = 0u; i < P.rows; i++) {
+                sset(s_xb + i, sget(s_x + i));
+            }
+        }
+        if rr <= tol2 {
+            break;
+        }
+        apply_schur(s_z, s_az, false);
+        let rho_new = dot_rows(s_z, s_az);
+        var beta = 0.0;
+        if rho > 0.0 {
+            beta = rho_new / rho;
+        }
+        rho = rho_new;
+        for (var i = 0u; i < P.rows; i++) {
+            sset(s_p + i, sget(s_z + i) + beta * sget(s_p + i));
+            sset(s_ap + i, sget(s_az + i) + beta * sget(s_ap + i));
+        }
+    }
+    for (var i = 0u; i < P.rows; i++) {
+        sset(s_x + i, sget(s_xb + i));
+    }
+}
+
+// Truncated generalised conjugate residual, ORTHOMIN(2), for the non-symmetric Schur
+// system of a world with coupled rows, from x = 0 with r = rhs: each direction starts
+// from p = K r (K the Jacobi preconditioner), is made K-orthogonal in its image to the
+// last two, Ap ← Ap − Σ_j β_j Ap_j with β_j = (Ap, K Ap_j)/(Ap_j, K Ap_j) (p alike), and
+// the step α = (r, K Ap)/(Ap, K Ap) minimises the residual's K-norm along it. The
+// K-norm of the residual never grows, whatever the operator; on a symmetric one the
+// directions are those of the conjugate residual method. Result in s_x.
+fn orthomin(bb: f32, coupled: bool) {
+    // (Three named norms and `select`s rather than private arrays indexed by the
+    // iteration: lavapipe mis-executed the arrays when worlds of a batch diverged.)
+    var n0 = 0.0;
+    var n1 = 0.0;
+    var n2 = 0.0;
+    let tol2 = P.linear_tolerance * P.linear_tolerance * bb;
+    var slot = 0u;
+    for (var it = 0u; it < P.max_linear; it++) {
+        let p = orthomin_direction(slot);
+        let ap = orthomin_image(slot);
+        for (var i = 0u; i < P.rows; i++) {
+            sset(p + i, sget(s_pre + i) * sget(s_r + i));
+        }
+        apply_schur(p, ap, coupled);
+        for (var j = 1u; j <= min(it, 2u); j++) {
+            let o = (slot + 3u - j) % 3u;
+            let po = orthomin_direction(o);
+            let apo = orthomin_image(o);
+            let beta = dot_weighted(ap, apo) / select(select(n2, n1, o == 1u), n0, o == 0u);
+            for (var i = 0u; i < P.rows; i++) {
+                sset(p + i, sget(p + i) - beta * sget(po + i));
+                sset(ap + i, sget(ap + i) - beta * sget(apo + i));
+            }
+        }
+        let nn = dot_weighted(ap, ap);
+        let alpha = dot_weighted(s_r, ap) / nn;
+        if !(nn > 0.0 && alpha != 0.0 && finite(alpha)) {
+            break;
+        }
+        if slot == 0u {
+            n0 = nn;
+        } else if slot == 1u {
+            n1 = nn;
+        } else {
+            n2 = nn;
+        }
+        for (var i = 0u; i < P.rows; i++) {
+            sset(s_x + i, sget(s_x + i) + alpha * sget(p + i));
+            sset(s_r + i, sget(s_r + i) - alpha * sget(ap + i));
+        }
+        let rr = dot_rows(s_r, s_r);
+        if !finite(rr) || rr <= tol2 {
+            break;
+        }
+        slot = (slot + 1u) % 3u;
+    }
+}
+
+// ORTHOMIN's direction k ∈ {0, 1, 2} and its image under the Schur operator.
+fn orthomin_direction(k: u32) -> u32 {
+    return select(select(s_z, s_y, k == 1u), s_p, k == 0u);
+}
+fn orthomin_image(k: u32) -> u32 {
+    return select(select(s_xb, s_az, k == 1u), s_ap, k == 0u);
+}
+
+// Σ_i a_i K_i b_i.
+fn dot_weighted(a: u32, b: u32) -> f32 {
+    var s = 0.0;
+    for (var i = 0u; i < P.rows; i++) {
+        s += sget(a + i) * sget(s_pre + i) * sget(b + i);
+    }
+    return s;
 }
 
 // The Newton direction, second part: the fixed rows' steps join the solution,
@@ -1438,7 +1577,7 @@ fn update() -> bool {
     let h = P.h;
     for (var i = 0u; i < P.rows; i++) {
         if CONTACTS && sget(s_fix + i) > 0.5 {
-            sset(s_x + i, sget(s_fixv + i));
+            sset(s_x + i, sget(s_fixv + i) + coupled_entry(s_x, i));
         }
     }
     var ok = true;
@@ -1510,6 +1649,8 @@ const ST_FRICTION: u32 = 10u;
 const ST_COUNT: u32 = 11u;
 const ST_MERIT0: u32 = 12u;
 const ST_BEST: u32 = 13u;
+// 1 once a world lags the slip force's coupling to the normal force (`couple_to_previous`).
+const ST_LAGGED: u32 = 14u;
 
 // With contacts, a full step is refused only when its merit exceeds the step's first
 // merit by this factor (or is not finite), as on the CPU.
@@ -1553,12 +1694,10 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) {
         return;
     }
+    start_iterate();
+    set_status(ST_LAGGED, 0.0);
     for (var k = 0u; k < 6u * P.bodies; k++) {
-        sset(s_u + k, stget(7u * P.bodies + k));
         sset(s_du + k, 0.0);
-    }
-    for (var i = 0u; i < P.rows; i++) {
-        sset(s_l + i, stget(13u * P.bodies + i));
     }
     // Drive coordinates at the start of the step (for the damping term).
     for (var b = 0u; b < P.bodies; b++) {
@@ -1700,7 +1839,28 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
     }
     set_trial(0.0);
-    accept(evaluate(), true);
+    let current = evaluate();
+    if CONTACTS && status(ST_LAGGED) < 0.5 && has_couplings() {
+        // The coupled iteration stalled: with statically indeterminate contacts (four
+        // corners of a box) the coupling can make the Schur system nearly singular in a
+        // way the symmetric one is not. Start the step again from its first iterate
+        // with the coupling lagged.
+        set_status(ST_LAGGED, 1.0);
+        start_iterate();
+        accept(evaluate(), false);
+        return;
+    }
+    accept(current, true);
+}
+
+// The step's first iterate: the velocities and multipliers of the state (warm start).
+fn start_iterate() {
+    for (var k = 0u; k < 6u * P.bodies; k++) {
+        sset(s_u + k, stget(7u * P.bodies + k));
+    }
+    for (var i = 0u; i < P.rows; i++) {
+        sset(s_l + i, stget(13u * P.bodies + i));
+    }
 }
 
 // Writes the end-of-step state (static bodies keep their poses).

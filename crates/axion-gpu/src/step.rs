@@ -39,7 +39,10 @@
 //! contact that persists in its slot, as the CPU's persistence keeps it).
 //! Friction: the symmetric linearisation of `axion_constraints::friction::symmetric`
 //! (stick rows with compliance $10^{-6}/(\hat\rho h)$; slipping: the force along the
-//! slip fixed, one row across it), decided on the current iterate. Rows whose step is
+//! slip fixed, one row across it), decided on the current iterate; with
+//! `GpuSettings::slip_coupling` the fixed force along the slip follows the normal force,
+//! $\Delta\hat\lambda_{\hat y} = R - \hat y\cdot\hat\lambda + \mu\Delta\lambda_n$, and a world
+//! with such a coupling solves its non-symmetric Schur system by ORTHOMIN(2). Rows whose step is
 //! prescribed (separated contacts, the slip direction, empty slots) are *fixed*: their
 //! steps move to the right-hand side and the Schur operator skips them. With contacts
 //! the first 12 iterations take full steps (FRICTION.md), later ones backtrack, and an
@@ -90,7 +93,7 @@
 //! Every per-world array is interleaved (element `slot` of world `w` at
 //! `slot * worlds + w`). Per world: state $(q, u, \lambda)$ (stays on the device
 //! between steps), control (wrenches, drive modes, targets, gains), scratch, and
-//! `STATS` (14) statistics.
+//! `STATS` (15) statistics.
 
 use axion_constraints::drive::{CoordinateKind, DriveMode};
 use axion_constraints::joint::JointKind;
@@ -137,7 +140,7 @@ const LIMIT_S: usize = 2;
 /// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
 /// failed solves, merit, active, contacts, friction, contact count, the step's first
 /// merit, the best merit (`ST_*` in `step.wgsl`).
-pub(crate) const STATS: usize = 14;
+pub(crate) const STATS: usize = 15;
 
 /// The kernel's uniform block (`Params` in `step.wgsl`).
 #[repr(C)]
@@ -187,11 +190,11 @@ pub(crate) struct Packed {
 impl Packed {
     /// Scratch slots per world (must match `layout_scratch` in `step.wgsl`): per body
     /// 7 (pose), 8 × 6 (velocities, directions, residuals, temporaries, best iterate)
-    /// and 2 × 9 (inverse angular mass, stiffness); per row 12 (Jacobian) + 18; per
+    /// and 2 × 9 (inverse angular mass, stiffness); per row 12 (Jacobian) + 19; per
     /// drive 1; per joint-limit slot [`LIMIT_S`]; per contact slot [`CONTACT_S`].
     pub fn scratch_slots(&self) -> usize {
         (7 + 6 * 8 + 9 * 2) * self.bodies
-            + (12 + 18) * self.rows
+            + (12 + 19) * self.rows
             + self.drives
             + LIMIT_S * self.limits
             + CONTACT_S * self.slots

@@ -76,7 +76,19 @@ pub fn run_controlled(
     h: f64,
     seconds: f64,
 ) -> Option<Parity> {
-    let mut gpu = backend(model, 1, GpuSettings::default())?;
+    run_with(name, model, control, GpuSettings::default(), h, seconds)
+}
+
+/// [`run_controlled`] with GPU settings of its own.
+pub fn run_with(
+    name: &str,
+    model: &Model,
+    control: &Control,
+    settings: GpuSettings,
+    h: f64,
+    seconds: f64,
+) -> Option<Parity> {
+    let mut gpu = backend(model, 1, settings)?;
     let mut cpu = CpuBackend::default();
     let mut s_cpu = State::new(model, 1).unwrap();
     let mut s_gpu = s_cpu.clone();
