@@ -762,8 +762,9 @@ fn unilateral_row(i: u32, a: f32, r: f32, velocity: bool) -> f32 {
 // normal force by one iterate, which diverges when the friction forces shift the normal
 // loads, as on the skid-steer's wheels at h = 0.05). If row i − 1 is fixed as well the
 // coupling folds into the fixed step; otherwise the Schur operator is no longer
-// symmetric and `solve` switches to ORTHOMIN. A world whose coupled step fails (see
-// `step_search`) lags the coupling for the rest of the step.
+// symmetric, which is why kernels compiled with SLIP_COUPLING solve with ORTHOMIN. A
+// world whose coupled iteration stalls (see `step_search`) lags the coupling for the
+// rest of the step.
 fn couple_to_previous(i: u32, d: f32) {
     if !SLIP_COUPLING || status(ST_LAGGED) > 0.5 {
         return;
@@ -777,12 +778,11 @@ fn couple_to_previous(i: u32, d: f32) {
 
 // Whether a fixed row's step follows another row's at the current iterate.
 fn has_couplings() -> bool {
-    for (var i = 0u; CONTACTS && i < P.rows; i++) {
-        if sget(s_fix + i) > 0.5 && sget(s_cpl + i) != 0.0 {
-            return true;
-        }
+    var any = false;
+    for (var i = 0u; SLIP_COUPLING && i < P.rows; i++) {
+        any = any || (sget(s_fix + i) > 0.5 && sget(s_cpl + i) != 0.0);
     }
-    return false;
+    return any;
 }
 
 // A fixed row's contribution to a Schur product's force gather: its coupling to the
@@ -1298,9 +1298,9 @@ fn minv_ang(b: u32, t: vec3<f32>) -> vec3<f32> {
 
 // dst = (J M⁻¹ Fᵀ + C + δ) src, with t_b = M_b⁻¹ Σ_{rows i of b} J_{i,b}ᵀ x_i gathered
 // over the body → rows adjacency: x_i = src_i for a free row, and for a fixed row its
-// coupling to the previous one (zero unless `coupled`). Without couplings F = J and the
-// operator is symmetric.
-fn apply_schur(src: u32, dst: u32, coupled: bool) {
+// coupling to the previous one (zero without SLIP_COUPLING). Without couplings F = J and
+// the operator is symmetric.
+fn apply_schur(src: u32, dst: u32) {
     for (var b = 0u; b < P.bodies; b++) {
         if !body_dynamic(b) {
             continue;
@@ -1313,7 +1313,7 @@ fn apply_schur(src: u32, dst: u32, coupled: bool) {
             let i = model_u[P.adj_base_u + 2u * a];
             let side = model_u[P.adj_base_u + 2u * a + 1u];
             var x = sget(src + i);
-            if coupled && sget(s_fix + i) > 0.5 {
+            if SLIP_COUPLING && sget(s_fix + i) > 0.5 {
                 x = coupled_entry(src, i);
             }
             fl += x * jac_lin(i, side);
@@ -1363,8 +1363,9 @@ fn row_weight(i: u32) -> f32 {
 
 // The Newton direction, first part: the fixed rows' steps Δλ_f are moved to the
 // right-hand side, h'_dyn = h_dyn − h J_fᵀ Δλ_f, and the Schur system
-// A Δλ = (J M⁻¹ h'_dyn − h_c)/h of the other rows is solved by Jacobi-preconditioned
-// conjugate residual from Δλ = 0 (into s_x; see `update` for the rest).
+// A Δλ = (J M⁻¹ h'_dyn − h_c)/h of the other rows is solved from Δλ = 0 by
+// Jacobi-preconditioned conjugate residual, or ORTHOMIN with SLIP_COUPLING (into s_x;
+// see `update` for the rest).
 fn solve() {
     let h = P.h;
     accumulate_stiffness();
@@ -1421,11 +1422,10 @@ fn solve() {
         sset(s_r + i, sget(s_rhs + i));
         sset(s_z + i, pre * sget(s_rhs + i));
     }
-    let coupled = has_couplings();
     let bb = dot_rows(s_rhs, s_rhs);
     if bb > 0.0 {
-        if coupled {
-            orthomin(bb, coupled);
+        if SLIP_COUPLING {
+            orthomin(bb);
         } else {
             conjugate_residual(bb);
         }
@@ -1436,7 +1436,7 @@ fn solve() {
 // with r = rhs and z = K r prepared by `solve`; the iterate of smallest recurrence
 // residual is the result, in s_x.
 fn conjugate_residual(bb: f32) {
-    apply_schur(s_z, s_az, false);
+    apply_schur(s_z, s_az);
     for (var i = 0u; i < P.rows; i++) {
         sset(s_p + i, sget(s_z + i));
         sset(s_ap + i, sget(s_az + i));
@@ -1479,7 +1479,7 @@ fn conjugate_residual(bb: f32) {
         if rr <= tol2 {
             break;
         }
-        apply_schur(s_z, s_az, false);
+        apply_schur(s_z, s_az);
         let rho_new = dot_rows(s_z, s_az);
         var beta = 0.0;
         if rho > 0.0 {
@@ -1496,16 +1496,17 @@ fn conjugate_residual(bb: f32) {
     }
 }
 
-// Truncated generalised conjugate residual, ORTHOMIN(2), for the non-symmetric Schur
-// system of a world with coupled rows, from x = 0 with r = rhs: each direction starts
+// Truncated generalised conjugate residual, ORTHOMIN(2), for the Schur system of kernels
+// compiled with SLIP_COUPLING (non-symmetric where a slip force is coupled), in every
+// world whether coupled or not: with the solver chosen per world, a world of a lavapipe
+// batch whose neighbour took the other solver ended differently from the same world run
+// alone. From x = 0 with r = rhs: each direction starts
 // from p = K r (K the Jacobi preconditioner), is made K-orthogonal in its image to the
 // last two, Ap ← Ap − Σ_j β_j Ap_j with β_j = (Ap, K Ap_j)/(Ap_j, K Ap_j) (p alike), and
 // the step α = (r, K Ap)/(Ap, K Ap) minimises the residual's K-norm along it. The
 // K-norm of the residual never grows, whatever the operator; on a symmetric one the
 // directions are those of the conjugate residual method. Result in s_x.
-fn orthomin(bb: f32, coupled: bool) {
-    // (Three named norms and `select`s rather than private arrays indexed by the
-    // iteration: lavapipe mis-executed the arrays when worlds of a batch diverged.)
+fn orthomin(bb: f32) {
     var n0 = 0.0;
     var n1 = 0.0;
     var n2 = 0.0;
@@ -1517,7 +1518,7 @@ fn orthomin(bb: f32, coupled: bool) {
         for (var i = 0u; i < P.rows; i++) {
             sset(p + i, sget(s_pre + i) * sget(s_r + i));
         }
-        apply_schur(p, ap, coupled);
+        apply_schur(p, ap);
         for (var j = 1u; j <= min(it, 2u); j++) {
             let o = (slot + 3u - j) % 3u;
             let po = orthomin_direction(o);

@@ -41,8 +41,8 @@
 //! (stick rows with compliance $10^{-6}/(\hat\rho h)$; slipping: the force along the
 //! slip fixed, one row across it), decided on the current iterate; with
 //! `GpuSettings::slip_coupling` the fixed force along the slip follows the normal force,
-//! $\Delta\hat\lambda_{\hat y} = R - \hat y\cdot\hat\lambda + \mu\Delta\lambda_n$, and a world
-//! with such a coupling solves its non-symmetric Schur system by ORTHOMIN(2). Rows whose step is
+//! $\Delta\hat\lambda_{\hat y} = R - \hat y\cdot\hat\lambda + \mu\Delta\lambda_n$, and every
+//! world solves the then non-symmetric Schur system by ORTHOMIN(2). Rows whose step is
 //! prescribed (separated contacts, the slip direction, empty slots) are *fixed*: their
 //! steps move to the right-hand side and the Schur operator skips them. With contacts
 //! the first 12 iterations take full steps (FRICTION.md), later ones backtrack, and an

@@ -57,7 +57,12 @@ fn reruns_are_bitwise_identical() {
 /// Worlds 0, 7, N/2 and N − 1 of a batch of N equal a batch of one world started in
 /// the same state, bit for bit.
 fn batch_equals_single(model: &Model, sizes: &[usize], steps: usize) {
-    let Some(mut gpu) = common::backend(model, 1, GpuSettings::default()) else {
+    batch_equals_single_with(model, GpuSettings::default(), sizes, steps);
+}
+
+/// [`batch_equals_single`] with GPU settings of its own.
+fn batch_equals_single_with(model: &Model, settings: GpuSettings, sizes: &[usize], steps: usize) {
+    let Some(mut gpu) = common::backend(model, 1, settings) else {
         return;
     };
     for &n in sizes {
@@ -94,6 +99,18 @@ fn chain_batches_of_16_and_256_match_one_world() {
 #[test]
 fn stack_batches_of_1_16_256_4096_match_one_world() {
     batch_equals_single(&scenes::stack(2).unwrap(), &[1, 16, 256, 4096], 6);
+}
+
+/// With `GpuSettings::slip_coupling` (ORTHOMIN in every world): the two-box stacks of
+/// [`stack_batches_of_1_16_256_4096_match_one_world`], whose sliding worlds have coupled
+/// slip forces beside worlds without.
+#[test]
+fn slip_coupled_stack_batches_of_16_and_256_match_one_world() {
+    let settings = GpuSettings {
+        slip_coupling: true,
+        ..Default::default()
+    };
+    batch_equals_single_with(&scenes::stack(2).unwrap(), settings, &[16, 256], 6);
 }
 
 /// With restitution and joint ranges: a bouncing ball (each world with its own sideways
