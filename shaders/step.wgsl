@@ -155,7 +155,6 @@ var<private> s_ub: u32;
 var<private> s_lb: u32;
 var<private> s_lim: u32;
 var<private> s_cpl: u32;
-// Whether any fixed row's step depends on another row's (see `solve`).
 
 // Keep in sync with `Packed::scratch_slots`, `slot_jac` and `slot_res` in step.rs.
 fn layout_scratch() {
@@ -1500,12 +1499,13 @@ fn conjugate_residual(bb: f32) {
 // compiled with SLIP_COUPLING (non-symmetric where a slip force is coupled), in every
 // world whether coupled or not: with the solver chosen per world, a world of a lavapipe
 // batch whose neighbour took the other solver ended differently from the same world run
-// alone. From x = 0 with r = rhs: each direction starts
-// from p = K r (K the Jacobi preconditioner), is made K-orthogonal in its image to the
-// last two, Ap ← Ap − Σ_j β_j Ap_j with β_j = (Ap, K Ap_j)/(Ap_j, K Ap_j) (p alike), and
-// the step α = (r, K Ap)/(Ap, K Ap) minimises the residual's K-norm along it. The
-// K-norm of the residual never grows, whatever the operator; on a symmetric one the
-// directions are those of the conjugate residual method. Result in s_x.
+// alone. From x = 0 with r = rhs: each direction starts from p = K r (K the Jacobi
+// preconditioner) and is made K-orthogonal in its image to the last two,
+// Ap ← Ap − Σ_j β_j Ap_j with β_j = (Ap, K Ap_j)/(Ap_j, K Ap_j) (p alike); the step
+// α = (r, K Ap)/(Ap, K Ap) minimises the residual's K-norm along it, so that norm never
+// grows, whatever the operator. On a symmetric operator the directions are, in exact
+// arithmetic, those of the conjugate residual method; in f32 they are not (docs/gpu.md:
+// the stack of 10 boxes). Result in s_x.
 fn orthomin(bb: f32) {
     var n0 = 0.0;
     var n1 = 0.0;

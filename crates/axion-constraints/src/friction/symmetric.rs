@@ -14,7 +14,11 @@
 //!   c = \frac{1-\kappa}{\hat\rho\kappa} \ge 0.$$
 //!   This is the semismooth step projected on $e$ with only the $\partial R/\partial\lambda_n$
 //!   coupling dropped (lagged one iterate). If $\kappa < 10^{-9}$ the force across is
-//!   set to zero too.
+//!   set to zero too. The lag can diverge where the friction forces shift the normal
+//!   loads (a skid-steer's wheels at h = 0.05: the CPU's Newton with that term zeroed
+//!   converged in no step); the GPU backend can keep it instead
+//!   (`GpuSettings::slip_coupling`, `docs/gpu.md`), at the price of a non-symmetric
+//!   system.
 //!
 //! The rows' multipliers are scaled forces; the physical force is $\lambda = S\hat\lambda$,
 //! so each row's Jacobian is also its force direction and the system stays symmetric.
