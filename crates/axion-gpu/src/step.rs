@@ -139,7 +139,7 @@ const LIMIT_S: usize = 2;
 
 /// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
 /// failed solves, merit, active, contacts, friction, contact count, the step's first
-/// merit, the best merit (`ST_*` in `step.wgsl`).
+/// merit, the best merit, whether the slip coupling is lagged (`ST_*` in `step.wgsl`).
 pub(crate) const STATS: usize = 15;
 
 /// The kernel's uniform block (`Params` in `step.wgsl`).
