@@ -721,7 +721,9 @@ fn fischer_burmeister(a: f32, b: f32, r: f32, eps_sq: f32) -> Fb {
 fn fix_row(i: u32, step: f32) {
     sset(s_fix + i, 1.0);
     sset(s_fixv + i, step);
-    sset(s_cpl + i, 0.0);
+    if SLIP_COUPLING {
+        sset(s_cpl + i, 0.0);
+    }
     sset(s_res + i, 0.0);
     sset(s_creg + i, 0.0);
 }
@@ -785,8 +787,12 @@ fn has_couplings() -> bool {
 }
 
 // A fixed row's contribution to a Schur product's force gather: its coupling to the
-// previous row times that row's entry of `src`.
+// previous row times that row's entry of `src` (s_cpl is written and read only with
+// SLIP_COUPLING).
 fn coupled_entry(src: u32, i: u32) -> f32 {
+    if !SLIP_COUPLING {
+        return 0.0;
+    }
     let d = sget(s_cpl + i);
     if d == 0.0 {
         return 0.0;
@@ -1578,7 +1584,11 @@ fn update() -> bool {
     let h = P.h;
     for (var i = 0u; i < P.rows; i++) {
         if CONTACTS && sget(s_fix + i) > 0.5 {
-            sset(s_x + i, sget(s_fixv + i) + coupled_entry(s_x, i));
+            var step = sget(s_fixv + i);
+            if SLIP_COUPLING {
+                step += coupled_entry(s_x, i);
+            }
+            sset(s_x + i, step);
         }
     }
     var ok = true;

@@ -106,10 +106,7 @@ fn stack_batches_of_1_16_256_4096_match_one_world() {
 /// slip forces beside worlds without.
 #[test]
 fn slip_coupled_stack_batches_of_16_and_256_match_one_world() {
-    let settings = GpuSettings {
-        slip_coupling: true,
-        ..Default::default()
-    };
+    let settings = common::slip_coupled();
     batch_equals_single_with(&scenes::stack(2).unwrap(), settings, &[16, 256], 6);
 }
 

@@ -161,10 +161,7 @@ fn skid_steer_chassis_matches_cpu() {
 /// coupling the turning robot converged in 4/20 steps and ended 0.18 m from the CPU.
 #[test]
 fn skid_steer_with_slip_coupling_matches_cpu_at_large_steps() {
-    let settings = axion_gpu::GpuSettings {
-        slip_coupling: true,
-        ..Default::default()
-    };
+    let settings = common::slip_coupled();
     for (what, speeds) in [("straight", [4.0, 4.0, 4.0]), ("turning", [2.0, 6.0, 4.0])] {
         let model = scenes::skid_steer(speeds).unwrap();
         let chassis = model.body_id("chassis").unwrap().0;
@@ -347,10 +344,7 @@ fn capsules_and_cylinders_match_cpu() {
     }
     let (name, _, capsule_on_box) = &scenes[0];
     let name = format!("{name} h=0.05, slip coupling");
-    let settings = axion_gpu::GpuSettings {
-        slip_coupling: true,
-        ..Default::default()
-    };
+    let settings = common::slip_coupled();
     let control = Control::new(capsule_on_box, 1);
     if let Some(p) = common::run_with(&name, capsule_on_box, &control, settings, 0.05, 1.0) {
         common::check_motion(&p, &name);

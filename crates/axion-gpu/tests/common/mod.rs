@@ -63,6 +63,14 @@ pub struct Parity {
     pub body_differences: Vec<(f64, f64)>,
 }
 
+/// The default GPU settings with `slip_coupling` on.
+pub fn slip_coupled() -> GpuSettings {
+    GpuSettings {
+        slip_coupling: true,
+        ..Default::default()
+    }
+}
+
 /// One world of `model` stepped for `seconds` on the GPU and on the CPU reference.
 pub fn run(name: &str, model: &Model, h: f64, seconds: f64) -> Option<Parity> {
     run_controlled(name, model, &Control::new(model, 1), h, seconds)
