@@ -59,8 +59,17 @@ override SLIP_COUPLING: bool = false;
 @group(0) @binding(4) var<storage, read> control: array<f32>;
 @group(0) @binding(5) var<storage, read_write> scratch: array<f32>;
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
+// The indirect dispatch arguments (x, y, z workgroups) of the Newton iterations' kernels,
+// one triple per iteration: a world that stays active asks for all of its chunk's
+// workgroups in its next iteration (atomicMax of one value for every world, so the
+// result does not depend on the order). The host clears them before each step; an
+// iteration that no world needs is dispatched with zero workgroups. Two buffers take
+// turns (see `set_active`).
+@group(1) @binding(0) var<storage, read_write> next_dispatch: array<atomic<u32>>;
 
 const NONE: u32 = 0xffffffffu;
+// Invocations per workgroup (`WORKGROUP` in step.rs).
+const WORKGROUP: u32 = 64u;
 const BODY_F: u32 = 24u;
 const JOINT_F: u32 = 24u;
 const JOINT_U: u32 = 8u;
@@ -1668,6 +1677,17 @@ const ST_LAGGED: u32 = 14u;
 const EXPLOSION: f32 = 1e9;
 const FULL_STEPS: f32 = 12.0;
 
+// Marks the world active or not for its next Newton iteration; an active world asks
+// for that iteration's dispatch (triple `iterations done` of next_dispatch).
+fn set_active(on: bool) {
+    set_status(ST_ACTIVE, select(0.0, 1.0, on));
+    if on {
+        let at = 3u * u32(status(ST_ITERATIONS));
+        atomicMax(&next_dispatch[at], (P.worlds + WORKGROUP - 1u) / WORKGROUP);
+        atomicMax(&next_dispatch[at + 1u], 1u);
+        atomicMax(&next_dispatch[at + 2u], 1u);
+    }
+}
 fn status(slot: u32) -> f32 {
     return stats[slot * P.worlds + wid];
 }
@@ -1697,10 +1717,11 @@ fn enter(gid: vec3<u32>) -> bool {
 // The step is five kernels, dispatched in this order by the host: `step_begin`, then
 // `max_newton` times `step_direction`, `step_update` and `step_search`, then
 // `step_finish`. A world that has converged, stalled or failed stays inactive in the
-// later dispatches.
+// later dispatches. The iterations are dispatched indirectly, with the workgroups the
+// still active worlds asked for (set_active): none once every world has stopped.
 
 // Starts from u⁻ and the previous step's multipliers; evaluates the residuals.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) {
         return;
@@ -1735,12 +1756,12 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     set_status(ST_ITERATIONS, 0.0);
     set_status(ST_BACKTRACKS, 0.0);
     set_status(ST_FAILED, 0.0);
-    set_status(ST_ACTIVE, select(1.0, 0.0, converged(e) || P.max_newton == 0u));
+    set_active(!converged(e) && P.max_newton > 0u);
 }
 
 // The Schur solve of an active world's Newton direction (the residuals of its current
 // iterate are in scratch).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn step_direction(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
@@ -1751,14 +1772,14 @@ fn step_direction(@builtin(global_invocation_id) gid: vec3<u32>) {
 // The rest of the direction (a kernel of its own: lavapipe mis-executed the body
 // velocity steps when they followed the conjugate residual loop in one kernel — they
 // read back as zero on a stack of 8 boxes); saves the current iterate.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn step_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
     }
     if !update() {
         set_status(ST_FAILED, status(ST_FAILED) + 1.0);
-        set_status(ST_ACTIVE, 0.0);
+        set_active(false);
         return;
     }
     set_status(ST_ITERATIONS, status(ST_ITERATIONS) + 1.0);
@@ -1787,7 +1808,7 @@ fn keep_best(merit: f32) {
 fn accept(e: Eval, stalled: bool) {
     store_eval(e);
     let done = stalled || converged(e) || status(ST_ITERATIONS) >= f32(P.max_newton);
-    set_status(ST_ACTIVE, select(1.0, 0.0, done));
+    set_active(!done);
     if !CONTACTS {
         return;
     }
@@ -1810,7 +1831,7 @@ fn accept(e: Eval, stalled: bool) {
 // the merit ½|F|²), whose accepted iterates each improve on the last. A world stops
 // when converged, at the iteration cap, or when no step length reduces the merit
 // (stalled: it keeps its current iterate).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
@@ -1875,7 +1896,7 @@ fn start_iterate() {
 }
 
 // Writes the end-of-step state (static bodies keep their poses).
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn step_finish(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) {
         return;
@@ -1893,7 +1914,7 @@ fn step_finish(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // For the tests: every joint row c(q) and drive coordinate q at the state's poses,
 // with their Jacobians, into the residual and Jacobian slots of scratch.
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn probe_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) {
         return;

@@ -1,5 +1,8 @@
 //! [`GpuBackend`]: the [`Backend`] of the GPU, and its device-resident batch.
 
+use std::num::NonZeroUsize;
+use std::ops::Range;
+
 use axion_model::{Backend, Control, Model, State, StepError, StepReport, StepStats};
 use wgpu::util::DeviceExt;
 
@@ -48,6 +51,12 @@ pub struct GpuSettings {
     /// 0.18 m), but the stack of 10 boxes converges in 2/100 steps at h = 0.01 (off:
     /// 100/100), hence off by default.
     pub slip_coupling: bool,
+    /// Most worlds per chunk. A batch is split into chunks of equal size, each with
+    /// its own buffers and dispatches; `None` makes the chunks as large as the
+    /// adapter binds (lavapipe binds 128 MiB per buffer: about 660 worlds of the
+    /// 10-box pyramid). Set it to bound the memory of one buffer. Chunking does not
+    /// change any world's result: worlds are independent and bitwise reproducible.
+    pub max_chunk_worlds: Option<NonZeroUsize>,
 }
 
 impl Default for GpuSettings {
@@ -64,6 +73,7 @@ impl Default for GpuSettings {
             contact_tolerance: 1e-4,
             geometric_stiffness: true,
             slip_coupling: false,
+            max_chunk_worlds: None,
         }
     }
 }
@@ -72,15 +82,82 @@ impl Default for GpuSettings {
 struct Batch {
     packed: Packed,
     worlds: usize,
+    /// The batch's worlds in chunks, in order.
+    chunks: Vec<Chunk>,
+    /// The host state last written to or read from the device, and the device time.
+    synced: Option<State>,
+    time: f64,
+}
+
+/// The buffers of the worlds `worlds` of a batch, stepped by their own dispatches. In
+/// each buffer, slot `s` of the chunk's `k`-th world is element `s * worlds.len() + k`.
+struct Chunk {
+    worlds: Range<usize>,
     uniform: wgpu::Buffer,
     state: wgpu::Buffer,
     control: wgpu::Buffer,
     stats: wgpu::Buffer,
     scratch: wgpu::Buffer,
     bind: wgpu::BindGroup,
-    /// The host state last written to or read from the device, and the device time.
-    synced: Option<State>,
-    time: f64,
+    /// The indirect dispatch arguments of the Newton iterations, written by the kernels
+    /// (`next_dispatch` in `step.wgsl`): iteration `k` is dispatched with triple `k`
+    /// of buffer `k % 2`, while its kernels write iteration `k + 1`'s into the other
+    /// (one buffer cannot be a dispatch's arguments and its writable storage at once).
+    dispatch: [wgpu::Buffer; 2],
+    /// Group 1 with `dispatch[i]`.
+    writes: [wgpu::BindGroup; 2],
+}
+
+impl Chunk {
+    /// Records one step: `step_begin`, then each of `iterations` Newton iterations
+    /// (`step_direction`, `step_update`, `step_search`) with the workgroups its active
+    /// worlds asked for (none once every world has stopped), then `step_finish`.
+    fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, p: &Pipelines, iterations: usize) {
+        let groups = self.groups();
+        pass.set_bind_group(0, &self.bind, &[]);
+        pass.set_bind_group(1, &self.writes[0], &[]);
+        pass.set_pipeline(&p.begin);
+        pass.dispatch_workgroups(groups, 1, 1);
+        for k in 0..iterations {
+            pass.set_bind_group(1, &self.writes[(k + 1) % 2], &[]);
+            for pipeline in [&p.direction, &p.update, &p.search] {
+                pass.set_pipeline(pipeline);
+                pass.dispatch_workgroups_indirect(&self.dispatch[k % 2], 12 * k as u64);
+            }
+        }
+        pass.set_pipeline(&p.finish);
+        pass.dispatch_workgroups(groups, 1, 1);
+    }
+
+    /// Workgroups of one dispatch over all of the chunk's worlds.
+    fn groups(&self) -> u32 {
+        self.worlds.len().div_ceil(WORKGROUP as usize) as u32
+    }
+
+    /// The chunk's contents of `buffer`, which holds `slots` numbers per world.
+    fn read(
+        &self,
+        ctx: &GpuContext,
+        buffer: &wgpu::Buffer,
+        slots: usize,
+    ) -> Result<Vec<f32>, GpuError> {
+        let raw = ctx.read_back(buffer, (slots.max(1) * self.worlds.len() * 4) as u64)?;
+        Ok(bytemuck::pod_collect_to_vec(&raw))
+    }
+}
+
+/// `worlds` split into the fewest chunks of at most `most` worlds, of equal sizes
+/// where they divide evenly, else the first ones one world larger.
+fn split(worlds: usize, most: usize) -> Vec<Range<usize>> {
+    let count = worlds.div_ceil(most.max(1));
+    let mut start = 0;
+    (0..count)
+        .map(|i| {
+            let len = worlds / count + usize::from(i < worlds % count);
+            start += len;
+            start - len..start
+        })
+        .collect()
 }
 
 /// The GPU backend: every world of a batch stepped by one kernel dispatch per step,
@@ -93,6 +170,8 @@ pub struct GpuBackend {
     ctx: GpuContext,
     settings: GpuSettings,
     layout: wgpu::BindGroupLayout,
+    /// Group 1 of the kernels: the Newton iterations' dispatch arguments they write.
+    dispatch_layout: wgpu::BindGroupLayout,
     pipeline_layout: wgpu::PipelineLayout,
     module: wgpu::ShaderModule,
     /// The kernels compiled without and with the contact code (the `CONTACTS` pipeline
@@ -125,7 +204,7 @@ impl GpuBackend {
     /// first model stepped: with or without the contact code).
     pub fn new(settings: GpuSettings) -> Result<Self, GpuError> {
         let ctx = GpuContext::new()?;
-        let (layout, pipeline_layout, module) = ctx.checked(|ctx| {
+        let (layout, dispatch_layout, pipeline_layout, module) = ctx.checked(|ctx| {
             let device = ctx.device();
             let buffer = |binding, ty| wgpu::BindGroupLayoutEntry {
                 binding,
@@ -150,21 +229,27 @@ impl GpuBackend {
                     buffer(6, storage(false)),
                 ],
             });
+            let dispatch_layout =
+                device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                    label: Some("axion dispatch"),
+                    entries: &[buffer(0, storage(false))],
+                });
             let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some("axion step"),
-                bind_group_layouts: &[Some(&layout)],
+                bind_group_layouts: &[Some(&layout), Some(&dispatch_layout)],
                 immediate_size: 0,
             });
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some("axion step"),
                 source: wgpu::ShaderSource::Wgsl(step::step_source().into()),
             });
-            (layout, pipeline_layout, module)
+            (layout, dispatch_layout, pipeline_layout, module)
         })?;
         Ok(Self {
             ctx,
             settings,
             layout,
+            dispatch_layout,
             pipeline_layout,
             module,
             pipelines: [None, None],
@@ -266,28 +351,30 @@ impl GpuBackend {
         let max_binding = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
-        let bytes = |slots: usize| (slots.max(1) * worlds * 4) as u64;
-        let largest = bytes(packed.scratch_slots());
-        if largest > max_binding {
+        let per_world = 4 * packed
+            .scratch_slots()
+            .max(packed.state_slots())
+            .max(packed.control_slots())
+            .max(STATS) as u64;
+        if per_world > max_binding {
             return Err(GpuError::TooLarge {
                 reason: format!(
-                    "{worlds} worlds need {largest} bytes of scratch, the adapter binds at most {max_binding}"
+                    "one world needs {per_world} bytes of scratch, the adapter binds at most {max_binding}"
                 ),
             });
         }
-        let groups = worlds.div_ceil(WORKGROUP as usize);
-        if groups > limits.max_compute_workgroups_per_dimension as usize {
-            return Err(GpuError::TooLarge {
-                reason: format!(
-                    "{worlds} worlds need {groups} workgroups, the adapter allows {}",
-                    limits.max_compute_workgroups_per_dimension
-                ),
-            });
-        }
+        let most = (max_binding / per_world)
+            .min(u64::from(limits.max_compute_workgroups_per_dimension) * u64::from(WORKGROUP))
+            .min(
+                self.settings
+                    .max_chunk_worlds
+                    .map_or(u64::MAX, |n| n.get() as u64),
+            );
+        let chunks = split(worlds, most as usize);
         let s = &self.settings;
         let params = Params {
             counts: [
-                worlds as u32,
+                0,
                 packed.bodies as u32,
                 packed.joints as u32,
                 packed.drives as u32,
@@ -329,7 +416,8 @@ impl GpuBackend {
                 packed.limit_row0() as u32,
             ],
         };
-        let layout = &self.layout;
+        let (layout, dispatch_layout) = (&self.layout, &self.dispatch_layout);
+        let dispatch_bytes = 12 * self.settings.max_iterations.max(1) as u64;
         let batch = self.ctx.checked(|ctx| {
             let device = ctx.device();
             let storage = wgpu::BufferUsages::STORAGE;
@@ -341,19 +429,6 @@ impl GpuBackend {
                     usage,
                 })
             };
-            let empty = |label, size, usage| {
-                device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size,
-                    usage,
-                    mapped_at_creation: false,
-                })
-            };
-            let uniform = init(
-                "params",
-                bytemuck::bytes_of(&params),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            );
             // Empty arrays are padded to one element (bindings cannot be empty).
             let mut model_f = packed.model_f.clone();
             model_f.push(0.0);
@@ -361,33 +436,75 @@ impl GpuBackend {
             model_u.push(0);
             let model_f = init("model f32", bytemuck::cast_slice(&model_f), storage);
             let model_u = init("model u32", bytemuck::cast_slice(&model_u), storage);
-            let state = empty("state", bytes(packed.state_slots()), storage | copy);
-            let control = empty("control", bytes(packed.control_slots()), storage | copy);
-            let scratch = empty("scratch", largest, storage | copy);
-            let stats = empty("stats", bytes(STATS), storage | copy);
-            let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("axion step"),
-                layout,
-                entries: &[
-                    &uniform, &model_f, &model_u, &state, &control, &scratch, &stats,
-                ]
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: i as u32,
-                    resource: b.as_entire_binding(),
-                })
-                .collect::<Vec<_>>(),
-            });
+            let chunk = |worlds: Range<usize>| {
+                let n = worlds.len();
+                let empty = |label, slots: usize| {
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(label),
+                        size: (slots.max(1) * n * 4) as u64,
+                        usage: storage | copy,
+                        mapped_at_creation: false,
+                    })
+                };
+                let mut params = params;
+                params.counts[0] = n as u32;
+                let uniform = init(
+                    "params",
+                    bytemuck::bytes_of(&params),
+                    wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                );
+                let state = empty("state", packed.state_slots());
+                let control = empty("control", packed.control_slots());
+                let scratch = empty("scratch", packed.scratch_slots());
+                let stats = empty("stats", STATS);
+                let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("axion step"),
+                    layout,
+                    entries: &[
+                        &uniform, &model_f, &model_u, &state, &control, &scratch, &stats,
+                    ]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| wgpu::BindGroupEntry {
+                        binding: i as u32,
+                        resource: b.as_entire_binding(),
+                    })
+                    .collect::<Vec<_>>(),
+                });
+                let dispatch = [0, 1].map(|_| {
+                    device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("dispatch"),
+                        size: dispatch_bytes,
+                        usage: storage | wgpu::BufferUsages::INDIRECT | copy,
+                        mapped_at_creation: false,
+                    })
+                });
+                let writes = [0, 1].map(|i| {
+                    device.create_bind_group(&wgpu::BindGroupDescriptor {
+                        label: Some("axion dispatch"),
+                        layout: dispatch_layout,
+                        entries: &[wgpu::BindGroupEntry {
+                            binding: 0,
+                            resource: dispatch[i].as_entire_binding(),
+                        }],
+                    })
+                });
+                Chunk {
+                    worlds,
+                    uniform,
+                    state,
+                    control,
+                    stats,
+                    scratch,
+                    bind,
+                    dispatch,
+                    writes,
+                }
+            };
             Batch {
                 packed: packed.clone(),
                 worlds,
-                uniform,
-                state,
-                control,
-                stats,
-                scratch,
-                bind,
+                chunks: chunks.into_iter().map(chunk).collect(),
                 synced: None,
                 time: 0.0,
             }
@@ -415,10 +532,6 @@ impl GpuBackend {
                 ),
             });
         }
-        let data = step::pack_state(&batch.packed, state);
-        self.ctx
-            .queue()
-            .write_buffer(&batch.state, 0, bytemuck::cast_slice(&data));
         // The contact slots of the previous steps (what persists into the next step: the
         // approach velocity of a bouncing contact) do not belong to the new state.
         let mut encoder =
@@ -427,7 +540,13 @@ impl GpuBackend {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("clear scratch"),
                 });
-        encoder.clear_buffer(&batch.scratch, 0, None);
+        for chunk in &batch.chunks {
+            let data = step::pack_state(&batch.packed, state, chunk.worlds.clone());
+            self.ctx
+                .queue()
+                .write_buffer(&chunk.state, 0, bytemuck::cast_slice(&data));
+            encoder.clear_buffer(&chunk.scratch, 0, None);
+        }
         self.ctx.queue().submit([encoder.finish()]);
         batch.synced = Some(state.clone());
         batch.time = state.time();
@@ -450,30 +569,30 @@ impl GpuBackend {
             });
         }
         let queue = self.ctx.queue();
-        let data = step::pack_control(&batch.packed, control);
-        queue.write_buffer(&batch.control, 0, bytemuck::cast_slice(&data));
         // Only h changes between calls: it is the first real of the uniform block.
         let h32 = h as f32;
-        queue.write_buffer(
-            &batch.uniform,
-            std::mem::offset_of!(Params, reals) as u64,
-            bytemuck::bytes_of(&h32),
-        );
-        let groups = batch.worlds.div_ceil(WORKGROUP as usize) as u32;
-        let p = kernels(&self.pipelines, &batch.packed)?;
-        let mut sequence = vec![&p.begin];
-        for _ in 0..self.settings.max_iterations {
-            sequence.extend([&p.direction, &p.update, &p.search]);
+        for chunk in &batch.chunks {
+            let data = step::pack_control(&batch.packed, control, chunk.worlds.clone());
+            queue.write_buffer(&chunk.control, 0, bytemuck::cast_slice(&data));
+            queue.write_buffer(
+                &chunk.uniform,
+                std::mem::offset_of!(Params, reals) as u64,
+                bytemuck::bytes_of(&h32),
+            );
         }
-        sequence.push(&p.finish);
+        let p = kernels(&self.pipelines, &batch.packed)?;
+        let iterations = self.settings.max_iterations;
         self.ctx.checked(|ctx| {
             let mut encoder = ctx.device().create_command_encoder(&Default::default());
             for _ in 0..steps {
+                for chunk in &batch.chunks {
+                    for buffer in &chunk.dispatch {
+                        encoder.clear_buffer(buffer, 0, None);
+                    }
+                }
                 let mut pass = encoder.begin_compute_pass(&Default::default());
-                pass.set_bind_group(0, &batch.bind, &[]);
-                for pipeline in &sequence {
-                    pass.set_pipeline(pipeline);
-                    pass.dispatch_workgroups(groups, 1, 1);
+                for chunk in &batch.chunks {
+                    chunk.record_step(&mut pass, p, iterations);
                 }
             }
             ctx.queue().submit([encoder.finish()]);
@@ -502,10 +621,11 @@ impl GpuBackend {
                 reason: "the state does not match the batch on the device".into(),
             });
         }
-        let size = (batch.packed.state_slots() * batch.worlds * 4) as u64;
-        let raw = self.ctx.read_back(&batch.state, size.max(4))?;
-        let data: Vec<f32> = bytemuck::pod_collect_to_vec(&raw);
-        step::unpack_state(&batch.packed, &data, state);
+        let p = &batch.packed;
+        for chunk in &batch.chunks {
+            let data = chunk.read(&self.ctx, &chunk.state, p.state_slots())?;
+            step::unpack_state(p, &data, state, chunk.worlds.clone());
+        }
         let dt = batch.time - state.time();
         state.advance_time(dt);
         let batch = self.batch.as_mut().expect("checked above");
@@ -524,57 +644,58 @@ impl GpuBackend {
         self.upload(model, state)?;
         let batch = self.batch()?;
         let probe = &kernels(&self.pipelines, &batch.packed)?.probe_rows;
-        let groups = batch.worlds.div_ceil(WORKGROUP as usize) as u32;
         self.ctx.checked(|ctx| {
             let mut encoder = ctx.device().create_command_encoder(&Default::default());
             {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
-                pass.set_bind_group(0, &batch.bind, &[]);
                 pass.set_pipeline(probe);
-                pass.dispatch_workgroups(groups, 1, 1);
+                for chunk in &batch.chunks {
+                    pass.set_bind_group(0, &chunk.bind, &[]);
+                    pass.set_bind_group(1, &chunk.writes[0], &[]);
+                    pass.dispatch_workgroups(chunk.groups(), 1, 1);
+                }
             }
             ctx.queue().submit([encoder.finish()]);
         })?;
         let p = &batch.packed;
-        let w = batch.worlds;
-        let size = (p.scratch_slots() * w * 4) as u64;
-        let raw = self.ctx.read_back(&batch.scratch, size)?;
-        let s: Vec<f32> = bytemuck::pod_collect_to_vec(&raw);
-        let at = |slot: usize, world: usize| s[slot * w + world];
-        Ok((0..w)
-            .map(|world| {
+        let mut rows = Vec::with_capacity(batch.worlds);
+        for chunk in &batch.chunks {
+            let s = chunk.read(&self.ctx, &chunk.scratch, p.scratch_slots())?;
+            let w = chunk.worlds.len();
+            let at = |slot: usize, world: usize| s[slot * w + world];
+            rows.extend((0..w).map(|world| {
                 (0..p.rows)
                     .map(|i| RowProbe {
                         value: at(p.slot_res() + i, world),
                         jacobian: std::array::from_fn(|k| at(p.slot_jac() + 12 * i + k, world)),
                     })
                     .collect()
-            })
-            .collect())
+            }));
+        }
+        Ok(rows)
     }
 
     /// Statistics of the last step run on the device, per world.
     pub fn last_report(&self) -> Result<StepReport, GpuError> {
         let batch = self.batch()?;
-        let w = batch.worlds;
-        let raw = self.ctx.read_back(&batch.stats, (STATS * w * 4) as u64)?;
-        let s: Vec<f32> = bytemuck::pod_collect_to_vec(&raw);
-        Ok(StepReport {
-            worlds: (0..w)
-                .map(|i| StepStats {
-                    iterations: s[i] as usize,
-                    converged: s[w + i] > 0.5,
-                    dynamics: f64::from(s[2 * w + i]),
-                    joints: f64::from(s[3 * w + i]),
-                    drives: f64::from(s[4 * w + i]),
-                    contacts: f64::from(s[9 * w + i]),
-                    friction: f64::from(s[10 * w + i]),
-                    contact_count: s[11 * w + i] as usize,
-                    backtracks: s[5 * w + i] as usize,
-                    failed_solves: s[6 * w + i] as usize,
-                })
-                .collect(),
-        })
+        let mut worlds = Vec::with_capacity(batch.worlds);
+        for chunk in &batch.chunks {
+            let s = chunk.read(&self.ctx, &chunk.stats, STATS)?;
+            let w = chunk.worlds.len();
+            worlds.extend((0..w).map(|i| StepStats {
+                iterations: s[i] as usize,
+                converged: s[w + i] > 0.5,
+                dynamics: f64::from(s[2 * w + i]),
+                joints: f64::from(s[3 * w + i]),
+                drives: f64::from(s[4 * w + i]),
+                contacts: f64::from(s[9 * w + i]),
+                friction: f64::from(s[10 * w + i]),
+                contact_count: s[11 * w + i] as usize,
+                backtracks: s[5 * w + i] as usize,
+                failed_solves: s[6 * w + i] as usize,
+            }));
+        }
+        Ok(StepReport { worlds })
     }
 }
 
@@ -608,5 +729,27 @@ impl Backend for GpuBackend {
         self.advance(control, h, 1).map_err(unsupported)?;
         self.download(state).map_err(unsupported)?;
         self.last_report().map_err(unsupported)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn chunks_cover_the_batch_in_order_with_sizes_that_differ_by_at_most_one() {
+        for worlds in 1..200 {
+            for most in 1..40 {
+                let chunks = split(worlds, most);
+                assert_eq!(chunks.len(), worlds.div_ceil(most), "{worlds} by {most}");
+                assert_eq!(chunks[0].start, 0);
+                assert_eq!(chunks.last().unwrap().end, worlds);
+                assert!(chunks.windows(2).all(|c| c[0].end == c[1].start));
+                let lens: Vec<usize> = chunks.iter().map(|c| c.len()).collect();
+                let (lo, hi) = (lens.iter().min().unwrap(), lens.iter().max().unwrap());
+                assert!(*hi <= most && hi - lo <= 1, "{worlds} by {most}: {lens:?}");
+            }
+        }
+        assert_eq!(split(13, 5), [0..5, 5..9, 9..13]);
     }
 }

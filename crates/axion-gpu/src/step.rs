@@ -2,12 +2,14 @@
 //! joints, drives, contacts and friction, and the packing of a [`Model`] into the
 //! kernels' buffers.
 //!
-//! A step is a fixed sequence of dispatches, each with one invocation per world:
+//! A step is a sequence of dispatches, each with one invocation per world:
 //! `step_begin` (start from $u^-$ and the previous multipliers, detect contacts,
 //! evaluate), then `max_iterations` times `step_direction` (Schur solve), `step_update`
 //! (velocity steps) and `step_search` (step length), then `step_finish` (write the
 //! state). A world that has converged, stalled or failed does nothing in the later
-//! dispatches. (An earlier version ran the whole Newton loop in one kernel; lavapipe's
+//! dispatches, and the iterations' dispatches are indirect: a world still active asks
+//! for its next iteration's workgroups (`next_dispatch`), so once every world of a
+//! chunk has stopped the remaining iterations run zero workgroups. (An earlier version ran the whole Newton loop in one kernel; lavapipe's
 //! compiler mis-executed that very large kernel on the 20-link chain, and again the
 //! velocity steps when they followed the Schur solve in one kernel on stacks of 8 boxes;
 //! long kernels also risk the watchdogs of desktop GPUs.)
@@ -100,6 +102,7 @@ use axion_constraints::joint::JointKind;
 use axion_math::{orthobasis, pose_coords};
 use axion_model::{Body, BodyId, Control, Geometry, Model, Shape, ShapeDesc, State};
 use nalgebra::{Isometry3, Matrix3, Translation3, Vector3};
+use std::ops::Range;
 
 use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
@@ -685,25 +688,32 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
     })
 }
 
-/// Interleaves per-world slot vectors: element `slot` of world `w` at `slot * worlds + w`.
-fn interleave(worlds: usize, slots: usize, mut fill: impl FnMut(usize, &mut Vec<f32>)) -> Vec<f32> {
-    let mut out = vec![0.0f32; worlds * slots];
+/// Interleaves per-world slot vectors of the worlds `worlds` (one chunk of a batch):
+/// element `slot` of world `worlds.start + k` at `slot * worlds.len() + k`.
+fn interleave(
+    worlds: Range<usize>,
+    slots: usize,
+    mut fill: impl FnMut(usize, &mut Vec<f32>),
+) -> Vec<f32> {
+    let n = worlds.len();
+    let mut out = vec![0.0f32; n * slots];
     let mut one = Vec::with_capacity(slots);
-    for w in 0..worlds {
+    for (k, w) in worlds.enumerate() {
         one.clear();
         fill(w, &mut one);
         debug_assert_eq!(one.len(), slots);
         for (s, &x) in one.iter().enumerate() {
-            out[s * worlds + w] = x;
+            out[s * n + k] = x;
         }
     }
     out
 }
 
-/// The state buffer's contents: per world $q$, $u$, then joint and drive forces, and
-/// zero contact forces (an uploaded state starts without warm-started contacts).
-pub(crate) fn pack_state(p: &Packed, state: &State) -> Vec<f32> {
-    interleave(state.worlds(), p.state_slots(), |w, out| {
+/// The state buffer's contents for the worlds `worlds` of `state`: per world $q$, $u$,
+/// then joint and drive forces, and zero contact forces (an uploaded state starts
+/// without warm-started contacts).
+pub(crate) fn pack_state(p: &Packed, state: &State, worlds: Range<usize>) -> Vec<f32> {
+    interleave(worlds, p.state_slots(), |w, out| {
         for q in state.world_poses(w) {
             out.extend(pose_coords(q).iter().map(|&x| x as f32));
         }
@@ -716,14 +726,14 @@ pub(crate) fn pack_state(p: &Packed, state: &State) -> Vec<f32> {
     })
 }
 
-/// Writes the state buffer's contents back into `state`.
-pub(crate) fn unpack_state(p: &Packed, data: &[f32], state: &mut State) {
-    let worlds = state.worlds();
-    let at = |s: usize, w: usize| f64::from(data[s * worlds + w]);
-    for w in 0..worlds {
+/// Writes a state buffer's contents, the worlds `worlds`, back into `state`.
+pub(crate) fn unpack_state(p: &Packed, data: &[f32], state: &mut State, worlds: Range<usize>) {
+    let n = worlds.len();
+    for (k, w) in worlds.enumerate() {
+        let at = |s: usize| f64::from(data[s * n + k]);
         let world = state.world_mut(w);
         for (b, q) in world.poses.iter_mut().enumerate() {
-            let c: [f64; 7] = std::array::from_fn(|k| at(7 * b + k, w));
+            let c: [f64; 7] = std::array::from_fn(|i| at(7 * b + i));
             *q = axion_math::Pose::from_parts(
                 nalgebra::Translation3::new(c[0], c[1], c[2]),
                 nalgebra::UnitQuaternion::new_normalize(nalgebra::Quaternion::new(
@@ -732,24 +742,25 @@ pub(crate) fn unpack_state(p: &Packed, data: &[f32], state: &mut State) {
             );
         }
         for (b, u) in world.velocities.iter_mut().enumerate() {
-            for k in 0..6 {
-                u[k] = at(7 * p.bodies + 6 * b + k, w);
+            for i in 0..6 {
+                u[i] = at(7 * p.bodies + 6 * b + i);
             }
         }
         let base = 13 * p.bodies;
         for (i, l) in world.joint_forces.iter_mut().enumerate() {
-            *l = at(base + i, w);
+            *l = at(base + i);
         }
         for (d, l) in world.drive_forces.iter_mut().enumerate() {
-            *l = at(base + p.joint_rows + d, w);
+            *l = at(base + p.joint_rows + d);
         }
     }
 }
 
-/// The control buffer's contents: per world the wrenches, then per drive
-/// (mode, target, target velocity, $k_e$, $k_d$), mode 0 = position, 1 = velocity.
-pub(crate) fn pack_control(p: &Packed, control: &Control) -> Vec<f32> {
-    interleave(control.worlds(), p.control_slots(), |w, out| {
+/// The control buffer's contents for the worlds `worlds` of `control`: per world the
+/// wrenches, then per drive (mode, target, target velocity, $k_e$, $k_d$), mode 0 =
+/// position, 1 = velocity.
+pub(crate) fn pack_control(p: &Packed, control: &Control, worlds: Range<usize>) -> Vec<f32> {
+    interleave(worlds, p.control_slots(), |w, out| {
         for f in control.world_wrenches(w) {
             out.extend(f.iter().map(|&x| x as f32));
         }

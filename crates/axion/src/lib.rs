@@ -68,9 +68,9 @@ pub enum BackendChoice {
 }
 
 /// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU. Provisional:
-/// chosen without a hardware GPU to measure on. A GPU step is a fixed sequence of
-/// dispatches whatever the batch (about 6 ms for one world on lavapipe), while the CPU
-/// steps a small world in tens of microseconds, so small batches stay on the CPU.
+/// chosen without a hardware GPU to measure on. A GPU step is a sequence of
+/// dispatches whatever the batch (milliseconds for one world on lavapipe), while the
+/// CPU steps a small world in tens of microseconds, so small batches stay on the CPU.
 pub const AUTO_GPU_MIN_WORLDS: usize = 256;
 
 /// Why a simulator could not be created or stepped.
