@@ -28,7 +28,8 @@ pub enum GpuError {
         /// What is not supported, naming the body, shape or joint.
         reason: String,
     },
-    /// The batch does not fit the adapter's limits.
+    /// One world of the model does not fit the adapter's limits (larger batches are
+    /// split into chunks, see `GpuSettings::max_chunk_worlds`).
     #[error("the batch does not fit the GPU: {reason}")]
     TooLarge {
         /// Which limit.
