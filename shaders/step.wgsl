@@ -64,7 +64,7 @@ override SLIP_COUPLING: bool = false;
 // workgroups in its next iteration (atomicMax of one value for every world, so the
 // result does not depend on the order). The host clears them before each step; an
 // iteration that no world needs is dispatched with zero workgroups. Two buffers take
-// turns (see `set_active`).
+// turns, one read as the arguments while the other is written (`Chunk` in backend.rs).
 @group(1) @binding(0) var<storage, read_write> next_dispatch: array<atomic<u32>>;
 
 const NONE: u32 = 0xffffffffu;

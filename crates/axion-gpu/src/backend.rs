@@ -51,11 +51,12 @@ pub struct GpuSettings {
     /// 0.18 m), but the stack of 10 boxes converges in 2/100 steps at h = 0.01 (off:
     /// 100/100), hence off by default.
     pub slip_coupling: bool,
-    /// Most worlds per chunk. A batch is split into chunks of equal size, each with
-    /// its own buffers and dispatches; `None` makes the chunks as large as the
-    /// adapter binds (lavapipe binds 128 MiB per buffer: about 660 worlds of the
-    /// 10-box pyramid). Set it to bound the memory of one buffer. Chunking does not
-    /// change any world's result: worlds are independent and bitwise reproducible.
+    /// Most worlds per chunk. A batch is split into the fewest chunks this and the
+    /// adapter allow, of equal size (within one world), each with its own buffers and
+    /// dispatches; `None` makes the chunks as large as the adapter binds (lavapipe
+    /// binds 128 MiB per buffer: about 660 worlds of the 10-box pyramid). Set it to
+    /// bound the memory of one buffer. Chunking does not change any world's result:
+    /// worlds are independent and bitwise reproducible.
     pub max_chunk_worlds: Option<NonZeroUsize>,
 }
 
@@ -160,8 +161,9 @@ fn split(worlds: usize, most: usize) -> Vec<Range<usize>> {
         .collect()
 }
 
-/// The GPU backend: every world of a batch stepped by one kernel dispatch per step,
-/// state kept on the device between steps.
+/// The GPU backend: every world of a batch stepped by the same kernel dispatches (one
+/// invocation per world; a batch beyond the adapter's buffer limits in chunks), state
+/// kept on the device between steps.
 ///
 /// Use it through [`Backend::step`] (uploads the state if the host changed it, steps,
 /// reads back), or keep the state on the device with [`GpuBackend::upload`],
@@ -359,7 +361,7 @@ impl GpuBackend {
         if per_world > max_binding {
             return Err(GpuError::TooLarge {
                 reason: format!(
-                    "one world needs {per_world} bytes of scratch, the adapter binds at most {max_binding}"
+                    "one world needs {per_world} bytes of scratch per buffer, the adapter binds at most {max_binding}"
                 ),
             });
         }

@@ -135,8 +135,8 @@ fn slip_coupled_stack_batches_of_16_and_256_match_one_world() {
 /// The 10-box pyramid's scratch is about 200 KB per world: 4096 worlds need about
 /// 830 MB, more than one storage buffer holds on lavapipe (128 MiB), so the batch runs
 /// in chunks sized by the adapter's limits (7 on lavapipe). One step, the boxes
-/// starting at 1/100 of [`initial`]'s speeds: its first step from rest takes the
-/// pyramid 6 Newton iterations, about a minute for 4096 worlds on lavapipe.
+/// starting at 1/100 of [`initial`]'s speeds: a first step near rest takes the pyramid
+/// about 6 Newton iterations, and this test about 2 minutes on lavapipe.
 #[test]
 fn pyramid_batch_of_4096_in_chunks_matches_one_world() {
     let model = scenes::pyramid(1).unwrap();
