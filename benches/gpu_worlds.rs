@@ -2,8 +2,8 @@
 //! 4096), on the pendulum, a 5-link chain, the 10-box pyramid and the skid-steer robot
 //! driving straight (h = 0.01 s), with the state kept on the device: one timed
 //! iteration is one step of every world, waited for (batches beyond one buffer of the
-//! adapter run in chunks: 4096 pyramids in 7 on lavapipe). The CPU backend's rate on the same
-//! scenes (16 worlds, one after another) is the yardstick.
+//! adapter run in chunks: 4096 pyramids in 7 on lavapipe). The CPU backend's rate on
+//! the same scenes (16 worlds, one after another) is the yardstick.
 //!
 //! `cargo bench --bench gpu_worlds` (on a machine without a GPU, Mesa's lavapipe runs
 //! it; set `AXION_GPU_TESTS=skip` to leave the GPU part out).

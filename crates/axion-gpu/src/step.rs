@@ -9,8 +9,8 @@
 //! state). A world that has converged, stalled or failed does nothing in the later
 //! dispatches, and the iterations' dispatches are indirect: a world still active asks
 //! for its next iteration's workgroups (`next_dispatch`), so once every world of a
-//! chunk has stopped the remaining iterations run zero workgroups. (An earlier version ran the whole Newton loop in one kernel; lavapipe's
-//! compiler mis-executed that very large kernel on the 20-link chain, and again the
+//! chunk has stopped the remaining iterations run zero workgroups. (An earlier version
+//! ran the whole Newton loop in one kernel; lavapipe's compiler mis-executed that very large kernel on the 20-link chain, and again the
 //! velocity steps when they followed the Schur solve in one kernel on stacks of 8 boxes;
 //! long kernels also risk the watchdogs of desktop GPUs.)
 //!
