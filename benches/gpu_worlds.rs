@@ -127,7 +127,7 @@ fn cpu(c: &mut Criterion) {
     for (name, model) in scenes() {
         for &worlds in &SIZES {
             // Run for 0.2 s on the first call (only for the benchmarks the filter selects);
-            // every timed step is the one after the next, as on the device.
+            // each timed step is the second from that state, as on the device.
             let mut setup: Option<(Model, State, Control)> = None;
             let mut reported = false;
             let mut backend = CpuBackend::default();
