@@ -110,7 +110,8 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
 //   point, as on the CPU), as two spheres;
 // * capsule a – box b: see capsule_box;
 // * sphere a – cylinder b: the centre and the cylinder's closest point (see
-//   sphere_cylinder).
+//   sphere_cylinder);
+// * cylinder a – box, capsule or cylinder b: see cylinder_pair.
 
 const MANIFOLD_POINTS: u32 = 8u;
 
@@ -636,12 +637,456 @@ fn capsule_box(ca: vec3<f32>, da: vec3<f32>, ra: f32, b: Obb, margin: f32) -> Ma
     return m;
 }
 
+// ---- cylinders against boxes, capsules and cylinders ------------------------------
+//
+// Cylinder a (centre c, unit axis â, radius r, half length l) against a box or a
+// capsule's core segment (an Obb of half extents (0, 0, l)) or another cylinder b.
+// Along a unit n (from b towards a) the two are apart by
+//   s(n) = n·(c_a − c_b) − h_a(n) − h_b(n),
+// with the support radii h(n) = r|â × n| + l|â·n| (cylinder) and Σ e_i|u_i·n| (box).
+// Every s(n) is a lower bound of the signed distance σ (the separation when apart,
+// minus the penetration depth when overlapping), and σ = max_n s(n), attained where
+// the supporting features of a and b face each other. So σ and its normal are the
+// best s(n) over candidate directions that include every such pair of features:
+// * the box's face normals and the cylinder's axis (faces and caps);
+// * â × u_k (the cylinder's side against a box edge), and for each box corner v the
+//   direction from v to the axis, ⊥ â (side against corner), and from v to the rim
+//   point at v's azimuth on the cap facing v (rim against corner);
+// * a rim against a line (a box edge, the other cylinder's axis) or against the other
+//   cylinder's rim: the rim angles θ where q(θ) = cap centre + r(cos θ ê1 + sin θ ê2)
+//   is nearest or farthest from the line or circle, i.e. the roots of
+//   F(θ) = (q − π(q))·t̂(θ) (π the closest point of the target, t̂ the rim's unit
+//   tangent): sign changes among 24 samples, each bisected 24 times; the candidate
+//   is t̂ × (the target's tangent at π(q)), ⊥ both features, and q − π(q).
+// Each candidate is tried with both signs. Directions of a face or cap are preferred
+// unless another separates more by 1e-5 of the largest dimension (an edge direction
+// can equal a face normal, e.g. â × u_j for a cylinder lying on face k), so that
+// resting contact keeps a face manifold.
+//
+// Points: if a face or cap direction won, its face is the reference (a box face, or a
+// cap as its inscribed square turned to the contact's azimuth, as parry does) and the
+// other shape's feature towards it (the cylinder's side line or cap square, as on a
+// half-space; the box's face; the capsule's core) is clipped against it
+// (face_contacts). Otherwise, or when the clipping keeps nothing as deep as σ, the
+// supporting features along n (a rim point or side line; a box corner, edge or the
+// core segment) give one contact at their closest points, moved along n so that its
+// gap is σ, or, for two nearly parallel segments, the ends of their overlap
+// (cyl_pair_support_contacts).
+
+struct Cyl {
+    c: vec3<f32>,
+    a: vec3<f32>,
+    r: f32,
+    l: f32,
+}
+
+// A unit vector ⊥ unit n (the first of the tangent basis of a contact normal).
+fn orthobasis_first(n: vec3<f32>) -> vec3<f32> {
+    let a = abs(n);
+    var v = vec3<f32>(0.0, 0.0, 1.0);
+    if a.x <= a.y && a.x <= a.z {
+        v = vec3<f32>(1.0, 0.0, 0.0);
+    } else if a.y <= a.z {
+        v = vec3<f32>(0.0, 1.0, 0.0);
+    }
+    return normalize(cross(n, v));
+}
+
+// h(n) = r|â × n| + l|â·n| (|â × n| rather than √(1 − (â·n)²), which loses √ε near the
+// axis).
+fn cyl_radius(c: Cyl, n: vec3<f32>) -> f32 {
+    return c.r * length(cross(c.a, n)) + c.l * abs(dot(c.a, n));
+}
+
+// The unit azimuth of m about the axis, (m − (m·â)â)/|…|, or a fixed one ⊥ â when m is
+// within 1e-6 of the axis. The projection is applied twice: once, its rounding leaves
+// an axial part of about ε/|…|, which would lift a rim point off the cap.
+fn cyl_azimuth(c: Cyl, m: vec3<f32>) -> vec3<f32> {
+    var p = m - c.a * dot(c.a, m);
+    p -= c.a * dot(c.a, p);
+    let len = length(p);
+    if len > 1e-6 * length(m) {
+        return p / len;
+    }
+    return orthobasis_first(c.a);
+}
+
+// Cylinder a against b: an Obb (box, or a capsule's core) or a cylinder.
+struct CylPair {
+    a: Cyl,
+    obb: Obb,
+    cyl: Cyl,
+    b_is_cyl: bool,
+}
+
+fn cyl_pair_separation(p: CylPair, n: vec3<f32>) -> f32 {
+    if p.b_is_cyl {
+        return dot(n, p.a.c - p.cyl.c) - cyl_radius(p.a, n) - cyl_radius(p.cyl, n);
+    }
+    return dot(n, p.a.c - p.obb.c) - cyl_radius(p.a, n) - obb_radius(p.obb, n);
+}
+
+// The best separations and normals of the face and cap directions (class 0; `face`:
+// 0–2 the box's face axis, 3 a's cap, 4 b's cap) and of the others (class 1).
+struct SepBest {
+    s: array<f32, 2>,
+    n: array<vec3<f32>, 2>,
+    face: u32,
+}
+
+fn sep_consider(p: CylPair, best: ptr<function, SepBest>, dir: vec3<f32>, rank: u32, face: u32) {
+    let len = length(dir);
+    if !(len > 1e-12) {
+        return;
+    }
+    for (var k = 0u; k < 2u; k++) {
+        let n = dir * (select(1.0, -1.0, k == 1u) / len);
+        let s = cyl_pair_separation(p, n);
+        if s > (*best).s[rank] {
+            (*best).s[rank] = s;
+            (*best).n[rank] = n;
+            if rank == 0u {
+                (*best).face = face;
+            }
+        }
+    }
+}
+
+// A target of the rim search: the line through p along unit u, or (circle) the circle
+// of centre p, unit axis u and radius r.
+struct RimTarget {
+    p: vec3<f32>,
+    u: vec3<f32>,
+    r: f32,
+    circle: bool,
+}
+
+fn target_closest(t: RimTarget, q: vec3<f32>) -> vec3<f32> {
+    let w = q - t.p;
+    if !t.circle {
+        return t.p + t.u * dot(w, t.u);
+    }
+    let radial = w - t.u * dot(w, t.u);
+    let len = length(radial);
+    var dir = orthobasis_first(t.u);
+    if len > 0.0 {
+        dir = radial / len;
+    }
+    return t.p + dir * t.r;
+}
+
+// F(θ) = (q(θ) − π(q(θ)))·t̂(θ) on the rim of centre o, radius r, basis (e1, e2).
+fn rim_slope(o: vec3<f32>, e1: vec3<f32>, e2: vec3<f32>, r: f32, t: RimTarget, th: f32) -> f32 {
+    let q = o + (e1 * cos(th) + e2 * sin(th)) * r;
+    return dot(q - target_closest(t, q), e2 * cos(th) - e1 * sin(th));
+}
+
+// The candidates of the rim of cylinder c on the cap at side `side` (±1) against t.
+fn rim_search(p: CylPair, best: ptr<function, SepBest>, c: Cyl, side: f32, t: RimTarget) {
+    let o = c.c + c.a * (side * c.l);
+    let e1 = orthobasis_first(c.a);
+    let e2 = cross(c.a, e1);
+    let dth = 6.2831853 / 24.0;
+    var prev = rim_slope(o, e1, e2, c.r, t, 0.0);
+    for (var i = 1u; i <= 24u; i++) {
+        let th = dth * f32(i);
+        let f = rim_slope(o, e1, e2, c.r, t, th);
+        if (prev < 0.0) != (f < 0.0) {
+            var lo = th - dth;
+            var hi = th;
+            let below = prev < 0.0;
+            for (var k = 0u; k < 24u; k++) {
+                let mid = 0.5 * (lo + hi);
+                if (rim_slope(o, e1, e2, c.r, t, mid) < 0.0) == below {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            let root = 0.5 * (lo + hi);
+            let q = o + (e1 * cos(root) + e2 * sin(root)) * c.r;
+            let tangent = e2 * cos(root) - e1 * sin(root);
+            let x = target_closest(t, q);
+            var along = t.u;
+            if t.circle {
+                along = cross(t.u, x - t.p);
+            }
+            sep_consider(p, best, cross(tangent, along), 1u, 0u);
+            sep_consider(p, best, q - x, 1u, 0u);
+        }
+        prev = f;
+    }
+}
+
+// Whether corner bits `bits` (bit k: + side along axis k) name a distinct corner of
+// b (no + side along an axis of zero extent).
+fn obb_corner_used(b: Obb, bits: u32) -> bool {
+    for (var k = 0u; k < 3u; k++) {
+        if (bits & (1u << k)) != 0u && b.e[k] == 0.0 {
+            return false;
+        }
+    }
+    return true;
+}
+
+fn obb_corner(b: Obb, bits: u32) -> vec3<f32> {
+    var v = b.c;
+    for (var k = 0u; k < 3u; k++) {
+        v += b.r[k] * (b.e[k] * select(-1.0, 1.0, (bits & (1u << k)) != 0u));
+    }
+    return v;
+}
+
+fn cyl_obb_best(p: CylPair) -> SepBest {
+    var best: SepBest;
+    best.s = array<f32, 2>(-3.4e38, -3.4e38);
+    best.face = 3u;
+    let a = p.a;
+    let b = p.obb;
+    // A core segment's axis is no face.
+    let faces = select(1u, 0u, b.e.x > 0.0 || b.e.y > 0.0);
+    sep_consider(p, &best, a.a, 0u, 3u);
+    for (var k = 0u; k < 3u; k++) {
+        if b.e[k] > 0.0 {
+            sep_consider(p, &best, b.r[k], faces, k);
+            sep_consider(p, &best, cross(a.a, b.r[k]), 1u, 0u);
+        }
+    }
+    for (var bits = 0u; bits < 8u; bits++) {
+        if !obb_corner_used(b, bits) {
+            continue;
+        }
+        let v = obb_corner(b, bits);
+        let w = a.c - v;
+        sep_consider(p, &best, w - a.a * dot(a.a, w), 1u, 0u);
+        let o = a.c + a.a * (sign_or_one(dot(a.a, v - a.c)) * a.l);
+        sep_consider(p, &best, o + cyl_azimuth(a, v - o) * a.r - v, 1u, 0u);
+    }
+    // Edges along axis k: the corners with bit k clear, their line along u_k.
+    for (var k = 0u; k < 3u; k++) {
+        if b.e[k] == 0.0 {
+            continue;
+        }
+        for (var bits = 0u; bits < 8u; bits++) {
+            if (bits & (1u << k)) != 0u || !obb_corner_used(b, bits) {
+                continue;
+            }
+            let t = RimTarget(obb_corner(b, bits), b.r[k], 0.0, false);
+            rim_search(p, &best, a, 1.0, t);
+            rim_search(p, &best, a, -1.0, t);
+        }
+    }
+    return best;
+}
+
+fn cyl_cyl_best(p: CylPair) -> SepBest {
+    var best: SepBest;
+    best.s = array<f32, 2>(-3.4e38, -3.4e38);
+    best.face = 3u;
+    let a = p.a;
+    let b = p.cyl;
+    sep_consider(p, &best, a.a, 0u, 3u);
+    sep_consider(p, &best, b.a, 0u, 4u);
+    sep_consider(p, &best, cross(a.a, b.a), 1u, 0u);
+    let w = a.c - b.c;
+    sep_consider(p, &best, w - a.a * dot(a.a, w), 1u, 0u);
+    for (var i = 0u; i < 2u; i++) {
+        let side = select(-1.0, 1.0, i == 1u);
+        rim_search(p, &best, a, side, RimTarget(b.c, b.a, 0.0, false));
+        rim_search(p, &best, b, side, RimTarget(a.c, a.a, 0.0, false));
+        for (var j = 0u; j < 2u; j++) {
+            let cap = b.c + b.a * (select(-1.0, 1.0, j == 1u) * b.l);
+            rim_search(p, &best, a, side, RimTarget(cap, b.a, b.r, true));
+        }
+    }
+    return best;
+}
+
+// The feature of cylinder c towards unit m, as on a half-space: the side line's ends
+// at m's azimuth u if |â·m| < 0.5, else the cap's rim points at u turned by 0°, 90°,
+// 180°, 270°. Returns the number of points.
+fn cyl_feature(c: Cyl, m: vec3<f32>, poly: ptr<function, array<vec3<f32>, 8>>) -> u32 {
+    let u = cyl_azimuth(c, m) * c.r;
+    let am = dot(c.a, m);
+    if abs(am) < 0.5 {
+        (*poly)[0] = c.c + u - c.a * c.l;
+        (*poly)[1] = c.c + u + c.a * c.l;
+        return 2u;
+    }
+    let o = c.c + c.a * (sign_or_one(am) * c.l);
+    let w = cross(c.a, u);
+    (*poly)[0] = o + u;
+    (*poly)[1] = o + w;
+    (*poly)[2] = o - u;
+    (*poly)[3] = o - w;
+    return 4u;
+}
+
+// The cap square of cylinder c towards m (the points of cyl_feature) as face 2 of an
+// Obb: axes (u ± w)/√2 and â, half extents (r/√2, r/√2, l).
+fn cap_square(c: Cyl, m: vec3<f32>) -> Obb {
+    let u = cyl_azimuth(c, m);
+    let w = cross(c.a, u);
+    let h = 0.70710678 * c.r;
+    return Obb(c.c, mat3x3<f32>((u + w) * 0.70710678, (w - u) * 0.70710678, c.a), vec3<f32>(h, h, c.l));
+}
+
+// The face of box b whose outward normal is most aligned with unit m (the ends of a
+// core segment, e = (0, 0, l)), as a polygon. Returns the number of points.
+fn obb_face_toward(b: Obb, m: vec3<f32>, poly: ptr<function, array<vec3<f32>, 8>>) -> u32 {
+    if b.e.x == 0.0 && b.e.y == 0.0 {
+        (*poly)[0] = b.c - b.r[2] * b.e.z;
+        (*poly)[1] = b.c + b.r[2] * b.e.z;
+        return 2u;
+    }
+    var k = 0u;
+    for (var j = 1u; j < 3u; j++) {
+        if abs(dot(b.r[j], m)) > abs(dot(b.r[k], m)) {
+            k = j;
+        }
+    }
+    let fc = b.c + b.r[k] * (b.e[k] * sign_or_one(dot(b.r[k], m)));
+    let iu = b.r[(k + 1u) % 3u] * b.e[(k + 1u) % 3u];
+    let iv = b.r[(k + 2u) % 3u] * b.e[(k + 2u) % 3u];
+    (*poly)[0] = fc - iu - iv;
+    (*poly)[1] = fc + iu - iv;
+    (*poly)[2] = fc + iu + iv;
+    (*poly)[3] = fc - iu + iv;
+    return 4u;
+}
+
+// The supporting feature of cylinder c along unit m as a segment (centre, half
+// vector): the side line at m's azimuth when |â·m| < 1e-5, else the rim point.
+fn cyl_support_segment(c: Cyl, m: vec3<f32>) -> array<vec3<f32>, 2> {
+    let am = dot(c.a, m);
+    let side = c.c + cyl_azimuth(c, m) * c.r;
+    if abs(am) < 1e-5 {
+        return array<vec3<f32>, 2>(side, c.a * c.l);
+    }
+    return array<vec3<f32>, 2>(side + c.a * (sign_or_one(am) * c.l), vec3<f32>(0.0));
+}
+
+// The supporting feature of box b along unit m as a segment: the corner Σ sign(u_k·m)
+// e_k u_k, or the edge through it along the axis k of least |u_k·m| when that is below
+// 1e-5 (axes of zero extent skipped).
+fn obb_support_segment(b: Obb, m: vec3<f32>) -> array<vec3<f32>, 2> {
+    var v = b.c;
+    var k = 3u;
+    for (var j = 0u; j < 3u; j++) {
+        let d = dot(b.r[j], m);
+        v += b.r[j] * (b.e[j] * sign_or_one(d));
+        if b.e[j] > 0.0 && abs(d) < 1e-5 && (k == 3u || abs(d) < abs(dot(b.r[k], m))) {
+            k = j;
+        }
+    }
+    if k == 3u {
+        return array<vec3<f32>, 2>(v, vec3<f32>(0.0));
+    }
+    let hv = b.r[k] * b.e[k];
+    return array<vec3<f32>, 2>(v - hv * sign_or_one(dot(b.r[k], m)), hv);
+}
+
+// The contacts of the supporting features along n: one at their closest points, the
+// point on b moved along n so that the gap is σ. When both features are segments within
+// 1e-3 rad of parallel (a side line against a box edge, a core or another side line),
+// the ends of their overlap along a's segment come first, each with the closest point
+// of b's segment and its own gap, and the closest points follow only if these are
+// not as deep as σ (segments crossing at a small angle).
+fn cyl_pair_support_contacts(p: CylPair, n: vec3<f32>, sigma: f32, m: ptr<function, Manifold>, tol: f32) {
+    let fa = cyl_support_segment(p.a, -n);
+    var fb: array<vec3<f32>, 2>;
+    if p.b_is_cyl {
+        fb = cyl_support_segment(p.cyl, n);
+    } else {
+        fb = obb_support_segment(p.obb, n);
+    }
+    let la = length(fa[1]);
+    let lb = length(fb[1]);
+    if la > 0.0 && lb > 0.0 && length(cross(fa[1], fb[1])) < 1e-3 * la * lb {
+        let u = fa[1] / la;
+        let t0 = dot(fb[0] - fb[1] - fa[0], u);
+        let t1 = dot(fb[0] + fb[1] - fa[0], u);
+        let lo = max(min(t0, t1), -la);
+        let hi = min(max(t0, t1), la);
+        var deepest = 3.4e38;
+        for (var k = 0u; k < 2u && lo <= hi; k++) {
+            let pa = fa[0] + u * select(lo, hi, k == 1u);
+            let pb = segment_closest(fb[0], fb[1], pa);
+            deepest = min(deepest, dot(n, pa - pb));
+            manifold_push(m, pa, pb, tol);
+        }
+        if deepest <= sigma + tol {
+            return;
+        }
+    }
+    let cl = segments_closest(fa[0], fa[1], fb[0], fb[1]);
+    manifold_push(m, cl[0], cl[1] + n * (dot(n, cl[0] - cl[1]) - sigma), tol);
+}
+
+// Cylinder a against box, capsule core (thickness tb, margin widened by it) or
+// cylinder b (see the section's head).
+fn cylinder_pair(p: CylPair, tb: f32, margin: f32) -> Manifold {
+    var best: SepBest;
+    var scale = max(p.a.r, p.a.l);
+    if p.b_is_cyl {
+        best = cyl_cyl_best(p);
+        scale = max(scale, max(p.cyl.r, p.cyl.l));
+    } else {
+        best = cyl_obb_best(p);
+        scale = max(scale, max(max(p.obb.e.x, p.obb.e.y), p.obb.e.z));
+    }
+    let reach = margin + tb;
+    var rank = 0u;
+    if best.s[1] > best.s[0] + 1e-5 * scale {
+        rank = 1u;
+    }
+    let sigma = best.s[rank];
+    let n = best.n[rank];
+    var m = empty_manifold(n, 0.0, tb);
+    if sigma > reach {
+        return m;
+    }
+    if rank == 0u {
+        var poly: array<vec3<f32>, 8>;
+        let tol = 1e-5 * scale;
+        if best.face < 3u {
+            let count = cyl_feature(p.a, -n, &poly);
+            m = face_contacts(p.obb, best.face, n, &poly, count, true, reach, tol);
+        } else if best.face == 3u {
+            var count: u32;
+            if p.b_is_cyl {
+                count = cyl_feature(p.cyl, n, &poly);
+            } else {
+                count = obb_face_toward(p.obb, n, &poly);
+            }
+            m = face_contacts(cap_square(p.a, -n), 2u, -n, &poly, count, false, reach, tol);
+        } else {
+            let count = cyl_feature(p.a, -n, &poly);
+            m = face_contacts(cap_square(p.cyl, n), 2u, n, &poly, count, true, reach, tol);
+        }
+        m.n = n;
+        m.tb = tb;
+        var deepest = 3.4e38;
+        for (var k = 0u; k < m.count; k++) {
+            deepest = min(deepest, dot(n, m.pa[k] - m.pb[k]));
+        }
+        if deepest <= sigma + tol {
+            return m;
+        }
+    }
+    // A full clipped manifold gives up its last point to the deepest.
+    m.count = min(m.count, MANIFOLD_POINTS - 1u);
+    cyl_pair_support_contacts(p, n, sigma, &m, 1e-5 * scale);
+    return m;
+}
+
 // The manifold of shape a (kind ka, parameters par_a, pose sa) against shape b; kinds 0
 // sphere, 1 box, 2 capsule, 3 cylinder, 4 half-space (parameters: its unit normal in
 // the shape frame; the plane passes through the frame's origin). The pairs: any solid
 // on a half-space (b), sphere–sphere, sphere–box, sphere–capsule and sphere–cylinder
-// (a the sphere), capsule–capsule, capsule–box (a the capsule), box–box; others (the
-// other cylinder pairs) give no points (the host refuses them).
+// (a the sphere), capsule–capsule, capsule–box (a the capsule), box–box, cylinder–box,
+// cylinder–capsule and cylinder–cylinder (a the cylinder); others give no points (the
+// host refuses them).
 fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32>, sb: PoseF, margin: f32) -> Manifold {
     if kb == 4u {
         let n = normalize(quat_rotate(sb.q, par_b));
@@ -680,6 +1125,21 @@ fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32
     }
     if ka == 1u && kb == 1u {
         return box_box(Obb(sa.x, quat_matrix(sa.q), par_a), Obb(sb.x, quat_matrix(sb.q), par_b), margin);
+    }
+    if ka == 3u && kb >= 1u && kb <= 3u {
+        var p: CylPair;
+        p.a = Cyl(sa.x, quat_rotate(sa.q, vec3<f32>(0.0, 0.0, 1.0)), par_a.x, par_a.y);
+        p.b_is_cyl = kb == 3u;
+        var tb = 0.0;
+        if kb == 3u {
+            p.cyl = Cyl(sb.x, quat_rotate(sb.q, vec3<f32>(0.0, 0.0, 1.0)), par_b.x, par_b.y);
+        } else if kb == 2u {
+            p.obb = Obb(sb.x, mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), quat_rotate(sb.q, vec3<f32>(0.0, 0.0, 1.0))), vec3<f32>(0.0, 0.0, par_b.y));
+            tb = par_b.x;
+        } else {
+            p.obb = Obb(sb.x, quat_matrix(sb.q), par_b);
+        }
+        return cylinder_pair(p, tb, margin);
     }
     return empty_manifold(vec3<f32>(0.0, 0.0, 1.0), 0.0, 0.0);
 }

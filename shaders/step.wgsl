@@ -556,17 +556,6 @@ struct Frame {
     s: vec2<f32>,
 }
 
-fn orthobasis_first(n: vec3<f32>) -> vec3<f32> {
-    let a = abs(n);
-    var v = vec3<f32>(0.0, 0.0, 1.0);
-    if a.x <= a.y && a.x <= a.z {
-        v = vec3<f32>(1.0, 0.0, 0.0);
-    } else if a.y <= a.z {
-        v = vec3<f32>(0.0, 1.0, 0.0);
-    }
-    return normalize(cross(n, v));
-}
-
 fn contact_frame(p: u32, n: vec3<f32>, qa: vec4<f32>, qb: vec4<f32>) -> Frame {
     var t1 = orthobasis_first(n);
     var mu = vec2<f32>(pf(p, 20u), pf(p, 20u));

@@ -7,10 +7,10 @@
 //!   [`GpuError::NoAdapter`], not a panic. [`AdapterReport`] says which adapter runs.
 //! * [`GpuBackend`]: implements [`axion_model::Backend`] for models with bodies,
 //!   joints (revolute, prismatic, ball, fixed, free) with their ranges, drives, and
-//!   contacts with Coulomb friction and restitution between spheres, boxes and
-//!   capsules, of spheres with cylinders, and of any of these on a half-space. Models
-//!   it cannot run are refused when it is built ([`GpuError::UnsupportedModel`],
-//!   naming the bodies): the other cylinder pairs and other shapes.
+//!   contacts with Coulomb friction and restitution between any two of spheres, boxes,
+//!   capsules and cylinders, and of any of these on a half-space. Models it cannot run
+//!   are refused when it is built ([`GpuError::UnsupportedModel`], naming the bodies):
+//!   convex hulls, meshes and height fields that may collide.
 //! * One Rust twin per WGSL file of the top-level `shaders/` folder: [`kinematics`]
 //!   (`quat.wgsl`, `kinematics_probe.wgsl`), [`narrow`] (`narrow.wgsl`, the narrow
 //!   phases, and `narrow_probe.wgsl`) and [`step`] (`step.wgsl`), each with the
@@ -33,8 +33,8 @@ pub use context::{AdapterReport, GpuContext};
 pub use error::GpuError;
 
 /// Whether the GPU backend can run `model` (no adapter needed): it refuses, naming the
-/// bodies, pairs of shapes that may collide and have no device narrow phase (cylinder
-/// with box, capsule or cylinder; hulls, meshes, height fields).
+/// bodies, pairs of shapes that may collide and have no device narrow phase (convex
+/// hulls, meshes, height fields).
 pub fn check_model(model: &axion_model::Model) -> Result<(), GpuError> {
     step::check_supported(model)
 }

@@ -13,6 +13,19 @@
 //! | capsule, radius $r$, half length $l$ along local $z$ | $x \pm l R \hat z$ | $n \cdot p - d - r$ |
 //! | cylinder, radius $r$, half length $l$ along local $z$ | with $m = -R^\top n$ and $u$ the unit of $(m_x, m_y)$ ($\hat x$ below $10^{-6}$): if $\lvert m_z\rvert < 0.5$ the side line's ends $x + R(r u, \pm l)$, else the cap's rim points $x + R(r v, \operatorname{sign}(m_z)\thinspace l)$, $v$ = $u$ turned by 0°, 90°, 180°, 270° | $n \cdot p - d$ |
 
+//!
+//! Pairs of solids (`shape_manifold`, evaluated by [`run_pair_probe`]) give a manifold:
+//! a normal from b towards a and up to [`MANIFOLD_POINTS`] pairs of core points. For a
+//! cylinder against a box, a capsule's core or a cylinder, the signed distance is
+//! $\sigma = \max_{\lvert n\rvert = 1} s(n)$ with
+//! $s(n) = n \cdot (x_a - x_b) - h_a(n) - h_b(n)$ and the support radii
+//! $h(n) = r\lvert\hat a \times n\rvert + l\lvert\hat a \cdot n\rvert$ (cylinder),
+//! $\sum_i e_i \lvert u_i \cdot n\rvert$ (box): every $s(n)$ is a lower bound, so the
+//! device takes the best over candidate directions that include every pair of
+//! supporting features (faces, caps, side against edge or corner, rim against corner,
+//! rim against line or rim by a root search of $(q - \pi(q)) \cdot \hat t$ along the
+//! rim); `docs/gpu.md` lists them.
+
 use axion_math::{Pose, pose_coords};
 use axion_model::{Geometry, Shape};
 use nalgebra::Vector3;

@@ -261,7 +261,8 @@ impl Pair {
     fn slots(&self) -> usize {
         match self.kinds {
             (_, HALF_SPACE) => 4,
-            (BOX, BOX) => 8,
+            (BOX, BOX) | (CYLINDER, BOX | CYLINDER) => 8,
+            (CYLINDER, CAPSULE) => 3,
             (CAPSULE, BOX) => 2,
             _ => 1,
         }
@@ -271,16 +272,20 @@ impl Pair {
 /// Orders two shapes of kinds `(first, second)` for the kernel, or `None` if it has no
 /// narrow phase for them: any solid on a half-space (half-space second), sphere–sphere,
 /// sphere–box, sphere–capsule and sphere–cylinder (sphere first), capsule–capsule,
-/// capsule–box (capsule first) and box–box. `true`: swap them.
+/// capsule–box (capsule first), box–box, and cylinder–box, cylinder–capsule and
+/// cylinder–cylinder (cylinder first). `true`: swap them.
 fn pair_order(first: u32, second: u32) -> Option<bool> {
     match (first, second) {
         (HALF_SPACE, HALF_SPACE) => None,
         (HALF_SPACE, _) => Some(true),
         (_, HALF_SPACE) => Some(false),
-        (SPHERE, SPHERE | BOX | CAPSULE | CYLINDER) | (CAPSULE, CAPSULE | BOX) | (BOX, BOX) => {
-            Some(false)
+        (SPHERE, SPHERE | BOX | CAPSULE | CYLINDER)
+        | (CAPSULE, CAPSULE | BOX)
+        | (BOX, BOX)
+        | (CYLINDER, BOX | CAPSULE | CYLINDER) => Some(false),
+        (BOX | CAPSULE | CYLINDER, SPHERE) | (BOX, CAPSULE | CYLINDER) | (CAPSULE, CYLINDER) => {
+            Some(true)
         }
-        (BOX | CAPSULE | CYLINDER, SPHERE) | (BOX, CAPSULE) => Some(true),
         _ => None,
     }
 }
@@ -325,10 +330,9 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
                 return Err(GpuError::UnsupportedModel {
                     reason: format!(
                         "shape {ka} ({}) of body '{}' and shape {kb} ({}) of body '{}' may \
-                         collide; the GPU's narrow phase has a sphere, box, capsule or \
-                         cylinder on a half-space, the sphere, box and capsule pairs and \
-                         sphere–cylinder only so far (give the shapes `collision(None)` or \
-                         use the CPU backend)",
+                         collide; the GPU's narrow phase has the pairs of spheres, boxes, \
+                         capsules, cylinders and half-spaces only so far (give the shapes \
+                         `collision(None)` or use the CPU backend)",
                         desc(a, ka).geometry.name(),
                         name(a),
                         desc(b, kb).geometry.name(),

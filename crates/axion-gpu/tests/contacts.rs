@@ -350,3 +350,184 @@ fn capsules_and_cylinders_match_cpu() {
         common::check_motion(&p, &name);
     }
 }
+
+/// Cylinders against boxes, capsules and cylinders on the device for 1 s against the
+/// CPU:
+/// * a cylinder dropped tilted by 0.05 rad onto a box lying on the ground lands on its
+///   rim and comes to rest standing on its cap (h = 0.01, with
+///   `GpuSettings::slip_coupling`; at h = 0.05, and at larger tilts, the CPU reference
+///   itself leaves steps unconverged, on a half-space too);
+/// * a cylinder dropped lying, one end 0.1 rad lower, onto the box;
+/// * a box dropped onto a standing cylinder's cap;
+/// * a capsule dropped across a cylinder lying on the ground rolls off its side;
+/// * a cylinder dropped along a lying one, parallel and off-centre, lands on its side
+///   line (two points, the ends of the overlap) and rolls off (skewed by 0.02 rad, the
+///   CPU reference leaves steps unconverged at h = 0.01);
+/// * a coin dropped off-centre onto a larger coin lying on the ground (h = 0.01; at
+///   h = 0.05 the CPU reference leaves steps unconverged).
+///
+/// Positions and orientations agree within 1 mm and 1 mrad and every step converges.
+/// The contact counts are printed, not compared: parry adds its EPA point to the
+/// clipped features of a resting cylinder.
+///
+/// Known gap (docs/gpu.md): with default settings the cylinder's flat landing on the box
+/// leaves one step of 100 unconverged on the device (step 48: contact residual
+/// 6.7e-3 m/s after 30 iterations, where the CPU needs 25), as for the capsule above.
+#[test]
+fn cylinder_pairs_match_cpu() {
+    let cylinder = |radius, half_length| Shape::Cylinder {
+        radius,
+        half_length,
+    };
+    let about = |axis: Vector3<f64>, angle: f64| {
+        UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(axis), angle)
+    };
+    let upright = UnitQuaternion::identity();
+    let lying = about(Vector3::y(), std::f64::consts::FRAC_PI_2);
+    let scenes = [
+        (
+            "cylinder dropped on a box, slip coupling",
+            &[0.01][..],
+            on_ground(vec![
+                solid(
+                    "slab",
+                    Shape::Box {
+                        half_extents: Vector3::new(0.6, 0.4, 0.2),
+                    },
+                    4.0,
+                    Vector3::new(0.0, 0.0, 0.2),
+                    upright,
+                ),
+                solid(
+                    "can",
+                    cylinder(0.12, 0.2),
+                    1.0,
+                    Vector3::new(0.1, 0.05, 0.75),
+                    about(Vector3::new(1.0, 0.3, 0.0), 0.05),
+                ),
+            ]),
+        ),
+        (
+            "cylinder dropped lying on a box",
+            &[0.01, 0.05][..],
+            on_ground(vec![
+                solid(
+                    "slab",
+                    Shape::Box {
+                        half_extents: Vector3::new(0.6, 0.4, 0.2),
+                    },
+                    4.0,
+                    Vector3::new(0.0, 0.0, 0.2),
+                    upright,
+                ),
+                solid(
+                    "can",
+                    cylinder(0.12, 0.2),
+                    1.0,
+                    Vector3::new(0.1, 0.05, 0.75),
+                    lying * about(Vector3::x(), 0.1),
+                ),
+            ]),
+        ),
+        (
+            "box dropped on a standing cylinder",
+            &[0.01, 0.05][..],
+            on_ground(vec![
+                solid(
+                    "pedestal",
+                    cylinder(0.3, 0.25),
+                    5.0,
+                    Vector3::new(0.0, 0.0, 0.25),
+                    upright,
+                ),
+                solid(
+                    "block",
+                    Shape::Box {
+                        half_extents: Vector3::new(0.12, 0.1, 0.06),
+                    },
+                    0.8,
+                    Vector3::new(0.05, -0.03, 0.7),
+                    about(Vector3::z(), 0.3),
+                ),
+            ]),
+        ),
+        (
+            "capsule dropped across a lying cylinder",
+            &[0.01, 0.05][..],
+            on_ground(vec![
+                solid(
+                    "drum",
+                    cylinder(0.3, 0.4),
+                    5.0,
+                    Vector3::new(0.0, 0.0, 0.3),
+                    lying,
+                ),
+                solid(
+                    "pin",
+                    Shape::Capsule {
+                        radius: 0.06,
+                        half_length: 0.3,
+                    },
+                    0.5,
+                    Vector3::new(0.12, 0.1, 0.9),
+                    about(Vector3::new(1.0, 0.2, 0.0), 1.4),
+                ),
+            ]),
+        ),
+        (
+            "log dropped along a lying log",
+            &[0.01, 0.05][..],
+            on_ground(vec![
+                solid(
+                    "lower",
+                    cylinder(0.2, 0.5),
+                    4.0,
+                    Vector3::new(0.0, 0.0, 0.2),
+                    lying,
+                ),
+                solid(
+                    "upper",
+                    cylinder(0.12, 0.4),
+                    1.0,
+                    Vector3::new(0.05, 0.03, 0.6),
+                    lying,
+                ),
+            ]),
+        ),
+        (
+            "coin dropped on a coin",
+            &[0.01][..],
+            on_ground(vec![
+                solid(
+                    "base",
+                    cylinder(0.3, 0.05),
+                    3.0,
+                    Vector3::new(0.0, 0.0, 0.05),
+                    upright,
+                ),
+                solid(
+                    "coin",
+                    cylinder(0.15, 0.04),
+                    0.5,
+                    Vector3::new(0.08, 0.0, 0.3),
+                    about(Vector3::x(), 0.1),
+                ),
+            ]),
+        ),
+    ];
+    for (name, steps, model) in &scenes {
+        for &h in *steps {
+            let settings = if name.ends_with("slip coupling") {
+                common::slip_coupled()
+            } else {
+                axion_gpu::GpuSettings::default()
+            };
+            let control = Control::new(model, 1);
+            let name = format!("{name} h={h}");
+            if let Some(p) = common::run_with(&name, model, &control, settings, h, 1.0) {
+                println!("  bodies at {:?}", p.final_positions);
+                common::check_motion(&p, &name);
+            }
+        }
+    }
+}

@@ -521,3 +521,374 @@ fn capsule_and_cylinder_pair_contacts_match_the_cpu() {
     );
     assert!(compared > 550 && points > 400, "too few cases compared");
 }
+
+/// A random cylinder of the pair probe.
+fn cylinder(rng: &mut Rng) -> Shape {
+    Shape::Cylinder {
+        radius: rng.next(0.1, 0.6),
+        half_length: rng.next(0.1, 0.6),
+    }
+}
+
+/// Support radius $h(n) = \max_{p} n \cdot (p - x)$ of a solid about its centre $x$, in
+/// f64: $r\lvert\hat a \times n\rvert + l\lvert\hat a \cdot n\rvert$ for a cylinder
+/// (axis $\hat a$ = the pose's $\hat z$), $\sum_i e_i \lvert u_i \cdot n\rvert$ for a box,
+/// $l\lvert\hat a \cdot n\rvert$ for a capsule's core.
+fn support_radius(shape: &Shape, pose: &Pose, n: &Vector3<f64>) -> f64 {
+    let local = pose.rotation.inverse() * n;
+    match *shape {
+        Shape::Cylinder {
+            radius,
+            half_length,
+        } => radius * local.xy().norm() + half_length * local.z.abs(),
+        Shape::Box { half_extents: e } => e.dot(&local.abs()),
+        Shape::Capsule { half_length, .. } => half_length * local.z.abs(),
+        Shape::Sphere { .. } => 0.0,
+    }
+}
+
+/// Signed distance of point `p` (world) from the surface of a solid (a capsule's core
+/// segment), f64.
+fn surface_distance(shape: &Shape, pose: &Pose, p: &Vector3<f64>) -> f64 {
+    let local = pose.inverse_transform_vector(&(p - pose.translation.vector));
+    let boxed = |d: Vector3<f64>| {
+        let outside = d.map(|x| x.max(0.0)).norm();
+        outside + d.max().min(0.0)
+    };
+    match *shape {
+        Shape::Cylinder {
+            radius,
+            half_length,
+        } => {
+            let d = nalgebra::Vector2::new(local.xy().norm() - radius, local.z.abs() - half_length);
+            d.map(|x| x.max(0.0)).norm() + d.max().min(0.0)
+        }
+        Shape::Box { half_extents: e } => boxed(local.abs() - e),
+        Shape::Capsule { half_length, .. } => {
+            let z = local.z.clamp(-half_length, half_length);
+            (local - Vector3::new(0.0, 0.0, z)).norm()
+        }
+        Shape::Sphere { .. } => local.norm(),
+    }
+}
+
+/// Cylinder–box, cylinder–capsule and cylinder–cylinder manifolds of `narrow.wgsl`
+/// against `axion-collision` at random poses near contact (a third each).
+///
+/// The separation of a along the unit $n$ (from b to a),
+/// $s(n) = n \cdot (x_a - x_b) - h_a(n) - h_b(n)$, is at most the signed distance, which
+/// is its maximum over $n$; the device takes the best of its candidate directions, the
+/// CPU parry's EPA (checked by its closest points to $10^{-5}$ m). So, in f64:
+/// * the device's deepest gap equals the CPU's to f32 rounding (64 ε L) plus that
+///   slack, and its normal separates at least as much as the CPU's (to 64 ε L):
+///   $s(n_{dev}) \ge s(n_{cpu})$ — where the two normals differ, the device's is the
+///   better one;
+/// * the normals agree to $1 - n_{dev} \cdot n_{cpu} \le 10^{-4}$;
+/// * every device point lies on its shape's surface (the capsule's: on its core) to
+///   64 ε L.
+///
+/// The largest differences are printed.
+#[test]
+fn cylinder_pair_contacts_match_the_cpu() {
+    let Some(ctx) = common::context() else {
+        return;
+    };
+    let mut rng = Rng(31);
+    let (mut queries, mut cases) = (Vec::new(), Vec::new());
+    while queries.len() < 900 {
+        let kind = queries.len() % 3;
+        let a = cylinder(&mut rng);
+        let b = match kind {
+            0 => solid(&mut rng, false),
+            1 => capsule(&mut rng),
+            _ => cylinder(&mut rng),
+        };
+        let pose_b = Isometry3::from_parts(Vector3::zeros().into(), rng.rotation());
+        let radii = |s: &Shape| match *s {
+            Shape::Box { half_extents: e } => (e.min(), e.norm()),
+            Shape::Capsule {
+                radius,
+                half_length,
+            } => (radius, radius + half_length),
+            Shape::Cylinder {
+                radius,
+                half_length,
+            } => (radius.min(half_length), radius.hypot(half_length)),
+            Shape::Sphere { radius } => (radius, radius),
+        };
+        let ((ia, oa), (ib, ob)) = (radii(&a), radii(&b));
+        let direction = rng.rotation() * Vector3::z();
+        let centre = direction * rng.next(0.9 * (ia + ib), oa + ob + MARGIN);
+        let pose_a = Isometry3::from_parts(centre.into(), rng.rotation());
+        let cpu = cpu_pair(a, pose_a, b, pose_b);
+        let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
+        let near = cpu.is_empty() || (deepest > -0.05 && (deepest - MARGIN).abs() > 1e-4);
+        if !near || (cpu.is_empty() && rng.next(0.0, 1.0) < 0.9) {
+            continue;
+        }
+        queries.push(PairQuery {
+            a: Geometry::Solid(a),
+            pose_a,
+            b: Geometry::Solid(b),
+            pose_b,
+            margin: MARGIN,
+        });
+        cases.push((kind, a, b, cpu));
+    }
+    let gpu = run_pair_probe(&ctx, &queries).unwrap();
+    let mut compared = [0; 3];
+    // Per kind: |gap difference|, angle between the normals (rad), s(n_cpu) − s(n_dev).
+    let mut worst = [[0.0f64; 3]; 3];
+    for (q, (m, (kind, a, b, cpu))) in queries.iter().zip(gpu.iter().zip(&cases)) {
+        let n = Vector3::new(m.normal[0], m.normal[1], m.normal[2]).cast::<f64>();
+        let v = |p: [f32; 3]| Vector3::new(p[0], p[1], p[2]).cast::<f64>();
+        let thickness = f64::from(m.thickness[0] + m.thickness[1]);
+        let gaps: Vec<f64> = m
+            .points
+            .iter()
+            .map(|(pa, pb)| n.dot(&(v(*pa) - v(*pb))) - thickness)
+            .collect();
+        let dev = gaps.iter().copied().fold(f64::INFINITY, f64::min);
+        let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
+        let l = 2.0 + q.pose_a.translation.vector.amax();
+        let tol = 64.0 * EPS * l;
+        if cpu.is_empty() {
+            assert!(
+                m.points.is_empty() || dev > MARGIN - tol,
+                "{q:?}: the GPU finds {dev} where the CPU finds nothing"
+            );
+            continue;
+        }
+        assert!(
+            !m.points.is_empty(),
+            "{q:?}: the GPU misses the CPU's {cpu:?}"
+        );
+        let b_thickness = match *b {
+            Shape::Capsule { radius, .. } => radius,
+            _ => 0.0,
+        };
+        assert!(
+            m.thickness[0] == 0.0 && (f64::from(m.thickness[1]) - b_thickness).abs() <= EPS,
+            "{q:?}: thickness {:?}",
+            m.thickness
+        );
+        for (pa, pb) in &m.points {
+            let (da, db) = (
+                surface_distance(a, &q.pose_a, &v(*pa)),
+                surface_distance(b, &q.pose_b, &v(*pb)),
+            );
+            assert!(
+                da.abs() <= tol && db.abs() <= tol,
+                "{q:?}: point off the surfaces by {da}, {db}: {m:?} CPU {cpu:?}"
+            );
+        }
+        let separation = |n: &Vector3<f64>| {
+            n.dot(&(q.pose_a.translation.vector - q.pose_b.translation.vector))
+                - support_radius(a, &q.pose_a, n)
+                - support_radius(b, &q.pose_b, n)
+                - b_thickness
+        };
+        let cpu_deepest = cpu.iter().min_by(|x, y| x.3.total_cmp(&y.3)).unwrap();
+        let slack = tol + 1e-5 * (1.0 - 10.0 * deepest);
+        assert!(
+            (dev - deepest).abs() <= slack,
+            "{q:?}: deepest gap GPU {dev} CPU {deepest}"
+        );
+        let better = separation(&cpu_deepest.0) - separation(&n);
+        assert!(
+            better <= tol,
+            "{q:?}: the CPU's normal {} separates {better} m more than the GPU's {n}",
+            cpu_deepest.0
+        );
+        assert!(
+            cpu_deepest.0.dot(&n) > 1.0 - 1e-4,
+            "{q:?}: normal GPU {n} CPU {}",
+            cpu_deepest.0
+        );
+        let w = &mut worst[*kind];
+        w[0] = w[0].max((dev - deepest).abs());
+        w[1] = w[1].max(cpu_deepest.0.cross(&n).norm().asin());
+        w[2] = w[2].max(better);
+        compared[*kind] += 1;
+    }
+    eprintln!(
+        "compared {compared:?} of {} (cylinder–box, –capsule, –cylinder); largest |gap \
+         difference|, angle between the normals, s(n_cpu) − s(n_dev): {worst:?}",
+        queries.len()
+    );
+    assert!(compared.iter().all(|&c| c > 200), "too few cases compared");
+}
+
+/// Resting contact of cylinders with boxes, capsules and cylinders, 1 mm deep, at
+/// random turns about the vertical: a face manifold with every point at gap −1 mm
+/// (to 64 ε L), on both surfaces, normal ±ẑ:
+/// * a cylinder standing on a box's top face: its cap square, 4 points;
+/// * a cylinder lying on it: the ends of its side line, 2 points;
+/// * a small box on a standing cylinder's cap (inside its inscribed square): the box's
+///   4 bottom corners;
+/// * a capsule lying on a cylinder's cap: the 2 ends of its core;
+/// * a coin on a larger coin: the smaller cap square clipped against the larger one,
+///   4 to 8 points;
+/// * a cylinder lying on a parallel one, a capsule lying along one: the 2 ends of the
+///   overlap of the side lines (or core).
+///
+/// The CPU (parry's polygonal features, its cap squares turned otherwise) finds as
+/// many points in the first four, plus at most one (its EPA point), all at −1 mm.
+#[test]
+fn cylinder_resting_manifolds() {
+    let Some(ctx) = common::context() else {
+        return;
+    };
+    let depth = 1e-3;
+    let mut rng = Rng(41);
+    let upright = |rng: &mut Rng, x: Vector3<f64>| {
+        Isometry3::from_parts(
+            x.into(),
+            UnitQuaternion::from_axis_angle(&Vector3::z_axis(), rng.next(0.0, 6.3)),
+        )
+    };
+    let lying = |rng: &mut Rng, x: Vector3<f64>| {
+        upright(rng, x)
+            * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), 0.5 * std::f64::consts::PI)
+    };
+    let table = Shape::Box {
+        half_extents: Vector3::new(0.6, 0.6, 0.1),
+    };
+    let drum = Shape::Cylinder {
+        radius: 0.2,
+        half_length: 0.3,
+    };
+    // (name, a, pose a, b, pose b, normal from b to a, points).
+    let mut cases = Vec::new();
+    for _ in 0..8 {
+        let origin = Isometry3::identity();
+        cases.push((
+            "standing on a box",
+            drum,
+            upright(&mut rng, Vector3::new(0.1, -0.05, 0.4 - depth)),
+            table,
+            origin,
+            1.0,
+            4..=4,
+        ));
+        cases.push((
+            "lying on a box",
+            drum,
+            lying(&mut rng, Vector3::new(0.0, 0.1, 0.3 - depth)),
+            table,
+            origin,
+            1.0,
+            2..=2,
+        ));
+        let block = Shape::Box {
+            half_extents: Vector3::new(0.1, 0.1, 0.05),
+        };
+        let pedestal = Shape::Cylinder {
+            radius: 0.3,
+            half_length: 0.3,
+        };
+        cases.push((
+            "box on a cap",
+            pedestal,
+            upright(&mut rng, Vector3::zeros()),
+            block,
+            upright(&mut rng, Vector3::new(0.02, 0.03, 0.35 - depth)),
+            -1.0,
+            4..=4,
+        ));
+        let pin = Shape::Capsule {
+            radius: 0.05,
+            half_length: 0.1,
+        };
+        cases.push((
+            "capsule on a cap",
+            pedestal,
+            upright(&mut rng, Vector3::zeros()),
+            pin,
+            lying(&mut rng, Vector3::new(-0.03, 0.01, 0.35 - depth)),
+            -1.0,
+            2..=2,
+        ));
+        let coin = |radius| Shape::Cylinder {
+            radius,
+            half_length: 0.05,
+        };
+        // Parallel side lines: the ends of their overlap.
+        let yaw = upright(&mut rng, Vector3::zeros());
+        let along = |x: Vector3<f64>| {
+            Isometry3::from_parts(x.into(), yaw.rotation)
+                * UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.5 * std::f64::consts::PI)
+        };
+        let log = Shape::Cylinder {
+            radius: 0.15,
+            half_length: 0.5,
+        };
+        cases.push((
+            "log on a log",
+            drum,
+            along(Vector3::new(0.0, 0.0, 0.35 - depth)),
+            log,
+            along(Vector3::zeros()),
+            1.0,
+            2..=2,
+        ));
+        cases.push((
+            "capsule along a log",
+            log,
+            along(Vector3::zeros()),
+            pin,
+            along(Vector3::new(0.0, 0.0, 0.2 - depth)) * Isometry3::translation(0.0, 0.0, 0.1),
+            -1.0,
+            2..=2,
+        ));
+        cases.push((
+            "coin on a coin",
+            coin(0.2),
+            upright(&mut rng, Vector3::new(0.01, 0.0, 0.1 - depth)),
+            coin(0.25),
+            upright(&mut rng, Vector3::zeros()),
+            1.0,
+            4..=8,
+        ));
+    }
+    let queries: Vec<PairQuery> = cases
+        .iter()
+        .map(|&(_, a, pose_a, b, pose_b, ..)| PairQuery {
+            a: Geometry::Solid(a),
+            pose_a,
+            b: Geometry::Solid(b),
+            pose_b,
+            margin: MARGIN,
+        })
+        .collect();
+    let gpu = run_pair_probe(&ctx, &queries).unwrap();
+    let tol = 64.0 * EPS * 2.0;
+    for ((name, a, pose_a, b, pose_b, up, count), m) in cases.iter().zip(&gpu) {
+        let v = |p: [f32; 3]| Vector3::new(p[0], p[1], p[2]).cast::<f64>();
+        let n = v(m.normal);
+        assert!((n - Vector3::z() * *up).norm() <= tol, "{name}: normal {n}");
+        assert!(count.contains(&m.points.len()), "{name}: {m:?}");
+        let thickness = f64::from(m.thickness[0] + m.thickness[1]);
+        for (pa, pb) in &m.points {
+            let gap = n.dot(&(v(*pa) - v(*pb))) - thickness;
+            let (da, db) = (
+                surface_distance(a, pose_a, &v(*pa)),
+                surface_distance(b, pose_b, &v(*pb)),
+            );
+            assert!(
+                (gap + depth).abs() <= tol && da.abs() <= tol && db.abs() <= tol,
+                "{name}: gap {gap}, off the surfaces by {da}, {db}: {m:?}"
+            );
+        }
+        let cpu = cpu_pair(*a, *pose_a, *b, *pose_b);
+        // parry's clipped features plus, at most, its EPA point (the same gap).
+        assert!(
+            name.starts_with("coin") || (m.points.len()..=m.points.len() + 1).contains(&cpu.len()),
+            "{name}: GPU {m:?} CPU {cpu:?}"
+        );
+        assert!(
+            cpu.iter().all(|c| (c.3 + depth).abs() <= 1e-9),
+            "{name}: CPU {cpu:?}"
+        );
+    }
+}

@@ -5,17 +5,30 @@ use axion_gpu::{GpuBackend, GpuError, GpuSettings, check_model};
 
 #[test]
 fn shape_pairs_without_a_narrow_phase_are_refused_by_name() {
+    // A box with a convex hull resting on it: hulls have no device narrow phase.
+    let cube: Vec<_> = (0..8)
+        .map(|k| {
+            let s = |bit: u32| if k & (1 << bit) == 0 { -0.1 } else { 0.1 };
+            nalgebra::Vector3::new(s(0), s(1), s(2))
+        })
+        .collect();
+    let block = axion::Shape::Box {
+        half_extents: nalgebra::Vector3::repeat(0.1),
+    };
     let mut b = axion::ModelBuilder::new();
-    for (name, z) in [("lower", 0.0), ("upper", 0.15)] {
-        let cylinder = axion::Shape::Cylinder {
-            radius: 0.1,
-            half_length: 0.3,
+    for (name, z) in [("lower", 0.0), ("upper", 0.2)] {
+        let geometry = if name == "lower" {
+            axion::Geometry::Solid(block)
+        } else {
+            axion::Geometry::ConvexHull {
+                points: cube.clone(),
+            }
         };
         b.add_body(
             axion::BodyDesc::dynamic(name)
                 .at(nalgebra::Vector3::new(0.0, 0.0, z))
-                .mass(1.0, nalgebra::Vector3::zeros(), cylinder.unit_inertia(1.0))
-                .shape(axion::ShapeDesc::new(cylinder)),
+                .mass(1.0, nalgebra::Vector3::zeros(), block.unit_inertia(1.0))
+                .shape(axion::ShapeDesc::from_geometry(geometry)),
         )
         .unwrap();
     }
@@ -26,8 +39,8 @@ fn shape_pairs_without_a_narrow_phase_are_refused_by_name() {
     };
     assert!(
         reason.contains("may collide")
-            && reason.contains("(cylinder) of body 'lower'")
-            && reason.contains("(cylinder) of body 'upper'"),
+            && reason.contains("(box) of body 'lower'")
+            && reason.contains("(convex hull) of body 'upper'"),
         "{reason}"
     );
     assert!(
@@ -49,6 +62,22 @@ fn contact_scenes_with_a_device_narrow_phase_are_accepted() {
     check_model(&axion::scenes::pyramid(1).unwrap()).unwrap();
     // Cylinder wheels on one chassis: their joints keep them apart.
     check_model(&axion::scenes::skid_steer([1.0; 3]).unwrap()).unwrap();
+    // Cylinders stacked on their caps.
+    let mut b = axion::ModelBuilder::new();
+    for (name, z) in [("lower", 0.0), ("upper", 0.55)] {
+        let cylinder = axion::Shape::Cylinder {
+            radius: 0.2,
+            half_length: 0.25,
+        };
+        b.add_body(
+            axion::BodyDesc::dynamic(name)
+                .at(nalgebra::Vector3::new(0.0, 0.0, z))
+                .mass(1.0, nalgebra::Vector3::zeros(), cylinder.unit_inertia(1.0))
+                .shape(axion::ShapeDesc::new(cylinder)),
+        )
+        .unwrap();
+    }
+    check_model(&b.build().unwrap()).unwrap();
 }
 
 #[test]

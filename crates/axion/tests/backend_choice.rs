@@ -2,21 +2,33 @@
 //! the GPU cannot run, and says why; `Gpu` is an error where the GPU cannot run.
 
 use axion::prelude::*;
-use axion::{AUTO_GPU_MIN_WORLDS, GpuError, Model, SimError, scenes};
+use axion::{AUTO_GPU_MIN_WORLDS, Geometry, GpuError, Model, SimError, scenes};
 
-/// Two cylinders stacked on their caps, a shape pair without a device narrow phase.
-fn stacked_cylinders() -> Model {
+/// A convex hull resting on a box, a shape pair without a device narrow phase.
+fn hull_on_box() -> Model {
+    let cube: Vec<_> = (0..8)
+        .map(|k| {
+            let s = |bit: u32| if k & (1 << bit) == 0 { -0.1 } else { 0.1 };
+            nalgebra::Vector3::new(s(0), s(1), s(2))
+        })
+        .collect();
+    let block = Shape::Box {
+        half_extents: nalgebra::Vector3::repeat(0.1),
+    };
     let mut b = ModelBuilder::new();
-    for (name, z) in [("lower", 0.0), ("upper", 0.55)] {
-        let cylinder = Shape::Cylinder {
-            radius: 0.2,
-            half_length: 0.25,
+    for (name, z) in [("lower", 0.0), ("upper", 0.2)] {
+        let geometry = if name == "lower" {
+            Geometry::Solid(block)
+        } else {
+            Geometry::ConvexHull {
+                points: cube.clone(),
+            }
         };
         b.add_body(
             BodyDesc::dynamic(name)
                 .at(nalgebra::Vector3::new(0.0, 0.0, z))
-                .mass(1.0, nalgebra::Vector3::zeros(), cylinder.unit_inertia(1.0))
-                .shape(ShapeDesc::new(cylinder)),
+                .mass(1.0, nalgebra::Vector3::zeros(), block.unit_inertia(1.0))
+                .shape(ShapeDesc::from_geometry(geometry)),
         )
         .unwrap();
     }
@@ -40,12 +52,12 @@ fn auto_keeps_small_batches_on_the_cpu() {
 
 #[test]
 fn auto_keeps_models_the_gpu_cannot_run_on_the_cpu() {
-    // Cylinder pairs are CPU-only.
-    let model = stacked_cylinders();
+    // Convex hulls are CPU-only.
+    let model = hull_on_box();
     let sim = Simulator::new(model, AUTO_GPU_MIN_WORLDS, 0.01, BackendChoice::Auto).unwrap();
     assert!(sim.backend_name().starts_with("cpu"));
     assert!(
-        sim.backend_reason().contains("cylinder"),
+        sim.backend_reason().contains("convex hull"),
         "{}",
         sim.backend_reason()
     );
@@ -77,12 +89,12 @@ fn auto_reports_its_choice_for_large_batches() {
 
 #[test]
 fn gpu_refuses_models_it_cannot_run() {
-    match Simulator::new(stacked_cylinders(), 4, 0.01, BackendChoice::Gpu) {
+    match Simulator::new(hull_on_box(), 4, 0.01, BackendChoice::Gpu) {
         Err(SimError::Gpu(GpuError::UnsupportedModel { reason })) => {
             assert!(reason.contains("'upper'"), "{reason}")
         }
         Err(e) => panic!("unexpected error {e}"),
-        Ok(_) => panic!("a cylinder pair was accepted by the GPU backend"),
+        Ok(_) => panic!("a convex hull was accepted by the GPU backend"),
     }
 }
 
