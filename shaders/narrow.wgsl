@@ -787,10 +787,16 @@ fn rim_search(p: CylPair, best: ptr<function, SepBest>, c: Cyl, side: f32, t: Ri
     let e1 = orthobasis_first(c.a);
     let e2 = cross(c.a, e1);
     let dth = 6.2831853 / 24.0;
-    var prev = rim_slope(o, e1, e2, c.r, t, 0.0);
+    let first = rim_slope(o, e1, e2, c.r, t, 0.0);
+    var prev = first;
     for (var i = 1u; i <= 24u; i++) {
         let th = dth * f32(i);
-        let f = rim_slope(o, e1, e2, c.r, t, th);
+        // The last sample is the first again: F(2π) evaluated in f32 (sin 2π ≠ 0) can
+        // differ in sign from F(0) and hide a root at θ = 0.
+        var f = first;
+        if i < 24u {
+            f = rim_slope(o, e1, e2, c.r, t, th);
+        }
         if (prev < 0.0) != (f < 0.0) {
             var lo = th - dth;
             var hi = th;
