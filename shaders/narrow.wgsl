@@ -380,21 +380,9 @@ fn box_box(a: Obb, b: Obb, margin: f32) -> Manifold {
         nref = -nref;
     }
     // Incident face: the face of `inc` whose outward normal is most opposed to nref.
-    var mk = 0u;
-    for (var j = 1u; j < 3u; j++) {
-        if abs(dot(inc.r[j], nref)) > abs(dot(inc.r[mk], nref)) {
-            mk = j;
-        }
-    }
-    let ic = inc.c - inc.r[mk] * (inc.e[mk] * sign_or_one(dot(inc.r[mk], nref)));
-    let iu = inc.r[(mk + 1u) % 3u] * inc.e[(mk + 1u) % 3u];
-    let iv = inc.r[(mk + 2u) % 3u] * inc.e[(mk + 2u) % 3u];
     var poly: array<vec3<f32>, 8>;
-    poly[0] = ic - iu - iv;
-    poly[1] = ic + iu - iv;
-    poly[2] = ic + iu + iv;
-    poly[3] = ic - iu + iv;
-    let m = face_contacts(rf, k, nref, &poly, 4u, kind == 1u, margin, 1e-5 * scale);
+    let count = obb_face_toward(inc, -nref, &poly);
+    let m = face_contacts(rf, k, nref, &poly, count, kind == 1u, margin, 1e-5 * scale);
     if m.count == 0u && best > 0.0 {
         return closest_boxes(a, b, margin);
     }
