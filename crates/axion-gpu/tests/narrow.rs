@@ -328,6 +328,27 @@ fn pair_contacts_match_the_cpu() {
         let l = 2.0 + q.pose_a.translation.vector.amax();
         let tol = 64.0 * EPS * l;
         let exact = *kind < 2 || deepest < -1e-3;
+        if !m.points.is_empty() {
+            // The f64 arbiter: no sampled direction separates more than the device's
+            // normal (box–box: beyond its edge-axis preference, 1e-3 of the larger box,
+            // or, apart, the slack of its face axes); no point is deeper than s(n), and
+            // the deepest is s(n) for spheres (box–box: its deepest corner may be
+            // clipped away).
+            let (s_dev, sampled) = arbiter(q, &n);
+            let scale = match (solid_of(&q.a), solid_of(&q.b)) {
+                (Shape::Box { half_extents: x }, Shape::Box { half_extents: y }) => {
+                    x.max().max(y.max())
+                }
+                _ => 0.0,
+            };
+            let allowed = if exact { 1e-3 * scale } else { SEPARATED_SLACK };
+            assert!(
+                sampled <= s_dev + tol + allowed
+                    && dev >= s_dev - tol
+                    && (*kind == 2 || (dev - s_dev).abs() <= tol),
+                "{q:?}: GPU gap {dev}, its normal separates {s_dev}, sampling finds {sampled}"
+            );
+        }
         if cpu.is_empty() {
             assert!(
                 m.points.is_empty() || (*kind == 2 && dev > -tol),
@@ -469,6 +490,21 @@ fn capsule_and_cylinder_pair_contacts_match_the_cpu() {
         let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
         let l = 2.0 + q.pose_a.translation.vector.amax();
         let tol = 64.0 * EPS * l;
+        if !m.points.is_empty() {
+            // The f64 arbiter: the gap is s(n) and no sampled direction separates more
+            // (capsule–box: beyond its edge-axis preference, 1e-3 of the larger size).
+            let (s_dev, sampled) = arbiter(q, &n);
+            let allowed = match (solid_of(&q.a), solid_of(&q.b)) {
+                (Shape::Capsule { half_length, .. }, Shape::Box { half_extents: e }) => {
+                    1e-3 * half_length.max(e.max())
+                }
+                _ => 0.0,
+            };
+            assert!(
+                sampled <= s_dev + tol + allowed && (dev - s_dev).abs() <= tol,
+                "{q:?}: GPU gap {dev}, its normal separates {s_dev}, sampling finds {sampled}"
+            );
+        }
         if cpu.is_empty() {
             assert!(
                 m.points.is_empty() || dev > MARGIN - tol,
@@ -545,6 +581,37 @@ fn support_radius(shape: &Shape, pose: &Pose, n: &Vector3<f64>) -> f64 {
         Shape::Capsule { half_length, .. } => half_length * local.z.abs(),
         Shape::Sphere { .. } => 0.0,
     }
+}
+
+/// The separation $s(n) = n \cdot (x_a - x_b) - h_a(n) - h_b(n) - t_a - t_b$ of solid a
+/// from solid b along the unit $n$ (from b towards a), f64; $t$ the radius of a sphere
+/// or capsule. At most the signed distance, which is its maximum over $n$.
+fn separation(a: &Shape, pose_a: &Pose, b: &Shape, pose_b: &Pose, n: &Vector3<f64>) -> f64 {
+    let thickness = |s: &Shape| match *s {
+        Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius,
+        _ => 0.0,
+    };
+    n.dot(&(pose_a.translation.vector - pose_b.translation.vector))
+        - support_radius(a, pose_a, n)
+        - support_radius(b, pose_b, n)
+        - thickness(a)
+        - thickness(b)
+}
+
+/// The solid of a pair query's side.
+fn solid_of(g: &Geometry) -> Shape {
+    match g {
+        Geometry::Solid(s) => *s,
+        _ => unreachable!("pair probes of solids"),
+    }
+}
+
+/// The f64 arbiter of a device manifold with normal `n`: ($s(n)$, the best sampled
+/// separation of the pair).
+fn arbiter(q: &PairQuery, n: &Vector3<f64>) -> (f64, f64) {
+    let (a, b) = (solid_of(&q.a), solid_of(&q.b));
+    let s = |n: &Vector3<f64>| separation(&a, &q.pose_a, &b, &q.pose_b, n);
+    (s(n), sampled_separation(&s))
 }
 
 /// Signed distance of point `p` (world) from the surface of a solid (a capsule's core
@@ -816,12 +883,7 @@ fn check_cylinder_pairs(
             Shape::Capsule { radius, .. } => radius,
             _ => 0.0,
         };
-        let separation = |n: &Vector3<f64>| {
-            n.dot(&(q.pose_a.translation.vector - q.pose_b.translation.vector))
-                - support_radius(a, &q.pose_a, n)
-                - support_radius(b, &q.pose_b, n)
-                - b_thickness
-        };
+        let separation = |n: &Vector3<f64>| separation(a, &q.pose_a, b, &q.pose_b, n);
         let sampled = sampled_separation(&separation);
         let cpu_deepest = cpu.iter().min_by(|x, y| x.3.total_cmp(&y.3));
         let cpu_consistent = cpu_deepest.is_none_or(|c| (separation(&c.0) - c.3).abs() <= slack);
