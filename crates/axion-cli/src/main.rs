@@ -96,7 +96,8 @@ enum Backend {
     Auto,
     /// The CPU reference backend.
     Cpu,
-    /// The GPU backend (wgpu, f32; joints and drives only for now).
+    /// The GPU backend (wgpu, f32; convex hulls, meshes and height fields that may
+    /// collide are refused: see docs/gpu.md).
     Gpu,
 }
 
