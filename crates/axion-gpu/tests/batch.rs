@@ -190,3 +190,76 @@ fn bounce_and_limit_batches_of_16_and_256_match_one_world() {
     batch_equals_single(&scenes::drop(0.5).unwrap(), &[16, 256], 70);
     batch_equals_single(&scenes::turnstile_across_pi().unwrap(), &[16, 256], 30);
 }
+
+/// A model of dynamic solids `(name, shape, centre)` on a ground plane.
+fn on_ground(bodies: &[(&str, axion_model::Shape, Vector3<f64>)]) -> Model {
+    use axion_model::{BodyDesc, Geometry, ModelBuilder, ShapeDesc};
+    let mut b = ModelBuilder::new();
+    let ground = ShapeDesc::from_geometry(Geometry::HalfSpace {
+        normal: Vector3::z(),
+    });
+    b.add_body(BodyDesc::fixed("ground").shape(ground)).unwrap();
+    for &(name, shape, at) in bodies {
+        b.add_body(
+            BodyDesc::dynamic(name)
+                .at(at)
+                .mass(1.0, Vector3::zeros(), shape.unit_inertia(1.0))
+                .shape(ShapeDesc::new(shape)),
+        )
+        .unwrap();
+    }
+    b.build().unwrap()
+}
+
+/// With the cylinder narrow phases (each world with its own start velocities, 25
+/// steps): a can dropped onto a box (cylinder–box, the box's face the reference) and a
+/// small box dropped onto a cylinder standing on the ground (its cap the reference).
+///
+/// Known gap (docs/gpu.md): with three bodies stacked (box, can, and a box or coin on
+/// the can) world 0 of a batch of 16 leaves the same world run alone at step 8 (19 with
+/// a coin), by 4e-7 m after 40 steps, on lavapipe; reruns of the batch stay bitwise
+/// identical, which is checked here. The cause is not found: for the stack with a coin,
+/// the narrow phase's probe kernel gives the same manifolds for every world's poses of
+/// the first 25 steps, alone and batched.
+#[test]
+fn cylinder_batches_of_16_and_256_match_one_world() {
+    use axion_model::Shape;
+    let table = Shape::Box {
+        half_extents: Vector3::new(0.6, 0.4, 0.2),
+    };
+    let can = Shape::Cylinder {
+        radius: 0.12,
+        half_length: 0.2,
+    };
+    let pedestal = Shape::Cylinder {
+        radius: 0.3,
+        half_length: 0.2,
+    };
+    let block = Shape::Box {
+        half_extents: Vector3::new(0.08, 0.08, 0.03),
+    };
+    let lower = Vector3::new(0.0, 0.0, 0.2);
+    let upper = Vector3::new(0.05, 0.02, 0.62);
+    batch_equals_single(
+        &on_ground(&[("table", table, lower), ("can", can, upper)]),
+        &[16, 256],
+        25,
+    );
+    batch_equals_single(
+        &on_ground(&[("pedestal", pedestal, lower), ("block", block, upper)]),
+        &[16, 256],
+        25,
+    );
+    let stack = on_ground(&[
+        ("table", table, lower),
+        ("can", can, Vector3::new(0.1, 0.05, 0.62)),
+        ("block", block, Vector3::new(0.12, 0.05, 0.86)),
+    ]);
+    let Some(mut gpu) = common::backend(&stack, 16, GpuSettings::default()) else {
+        return;
+    };
+    let a = run(&mut gpu, &stack, initial(&stack, 16, 0), 40);
+    let mut fresh = common::backend(&stack, 16, GpuSettings::default()).unwrap();
+    let b = run(&mut fresh, &stack, initial(&stack, 16, 0), 40);
+    assert_eq!(a, b, "two runs of the cylinder stacks differ");
+}
