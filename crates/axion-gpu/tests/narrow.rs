@@ -752,7 +752,9 @@ type CylinderCase = (usize, Shape, Shape, Vec<CpuContact>);
 ///   better one;
 /// * the normals agree to $1 - n_{dev} \cdot n_{cpu} \le 10^{-4}$;
 /// * every device point lies on its shape's surface (the capsule's: on its core) to
-///   64 ε L.
+///   64 ε L;
+/// * the f64 arbiter of [`check_cylinder_pairs`] holds, and the CPU is consistent in
+///   every case.
 ///
 /// The largest differences are printed.
 #[test]
@@ -965,7 +967,7 @@ fn check_cylinder_pairs(
 ///   overlap of the side lines (or core).
 ///
 /// The CPU (parry's polygonal features, its cap squares turned otherwise) finds as
-/// many points in the first four, plus at most one (its EPA point), all at −1 mm.
+/// many points in all but the coin, plus at most one (its EPA point), all at −1 mm.
 #[test]
 fn cylinder_resting_manifolds() {
     let Some(ctx) = common::context() else {
