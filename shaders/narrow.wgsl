@@ -831,10 +831,16 @@ fn obb_corner(b: Obb, bits: u32) -> vec3<f32> {
     return v;
 }
 
-fn cyl_obb_best(p: CylPair) -> SepBest {
+// No candidate yet.
+fn sep_best_empty() -> SepBest {
     var best: SepBest;
     best.s = array<f32, 2>(-3.4e38, -3.4e38);
     best.face = 3u;
+    return best;
+}
+
+fn cyl_obb_best(p: CylPair) -> SepBest {
+    var best = sep_best_empty();
     let a = p.a;
     let b = p.obb;
     // A core segment's axis is no face.
@@ -874,9 +880,7 @@ fn cyl_obb_best(p: CylPair) -> SepBest {
 }
 
 fn cyl_cyl_best(p: CylPair) -> SepBest {
-    var best: SepBest;
-    best.s = array<f32, 2>(-3.4e38, -3.4e38);
-    best.face = 3u;
+    var best = sep_best_empty();
     let a = p.a;
     let b = p.cyl;
     sep_consider(p, &best, a.a, 0u, 3u);

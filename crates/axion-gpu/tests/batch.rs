@@ -44,6 +44,18 @@ fn same_world(a: &State, wa: usize, b: &State, wb: usize) -> bool {
         && a.joint_forces(wa) == b.joint_forces(wb)
 }
 
+/// 16 worlds of `model` stepped `steps` times on two backends built afresh end bitwise
+/// the same.
+fn reruns_match(model: &Model, steps: usize) {
+    let Some(mut gpu) = common::backend(model, 16, GpuSettings::default()) else {
+        return;
+    };
+    let a = run(&mut gpu, model, initial(model, 16, 0), steps);
+    let mut fresh = common::backend(model, 16, GpuSettings::default()).unwrap();
+    let b = run(&mut fresh, model, initial(model, 16, 0), steps);
+    assert_eq!(a, b, "two runs differ");
+}
+
 #[test]
 fn reruns_are_bitwise_identical() {
     let model = scenes::chain(ChainOptions {
@@ -51,13 +63,7 @@ fn reruns_are_bitwise_identical() {
         ..Default::default()
     })
     .unwrap();
-    let Some(mut gpu) = common::backend(&model, 16, GpuSettings::default()) else {
-        return;
-    };
-    let a = run(&mut gpu, &model, initial(&model, 16, 0), 30);
-    let mut fresh = common::backend(&model, 16, GpuSettings::default()).unwrap();
-    let b = run(&mut fresh, &model, initial(&model, 16, 0), 30);
-    assert_eq!(a, b, "two runs differ");
+    reruns_match(&model, 30);
 }
 
 /// Worlds 0, 7, N/2 and N − 1 of a batch of N equal a batch of one world started in
@@ -255,11 +261,5 @@ fn cylinder_batches_of_16_and_256_match_one_world() {
         ("can", can, Vector3::new(0.1, 0.05, 0.62)),
         ("block", block, Vector3::new(0.12, 0.05, 0.86)),
     ]);
-    let Some(mut gpu) = common::backend(&stack, 16, GpuSettings::default()) else {
-        return;
-    };
-    let a = run(&mut gpu, &stack, initial(&stack, 16, 0), 40);
-    let mut fresh = common::backend(&stack, 16, GpuSettings::default()).unwrap();
-    let b = run(&mut fresh, &stack, initial(&stack, 16, 0), 40);
-    assert_eq!(a, b, "two runs of the cylinder stacks differ");
+    reruns_match(&stack, 40);
 }

@@ -384,50 +384,37 @@ fn cylinder_pairs_match_cpu() {
     };
     let upright = UnitQuaternion::identity();
     let lying = about(Vector3::y(), std::f64::consts::FRAC_PI_2);
+    // A 4 kg box lying on the ground and a 1 kg can above it, turned by `rotation`.
+    let can_over_slab = |rotation| {
+        on_ground(vec![
+            solid(
+                "slab",
+                Shape::Box {
+                    half_extents: Vector3::new(0.6, 0.4, 0.2),
+                },
+                4.0,
+                Vector3::new(0.0, 0.0, 0.2),
+                upright,
+            ),
+            solid(
+                "can",
+                cylinder(0.12, 0.2),
+                1.0,
+                Vector3::new(0.1, 0.05, 0.75),
+                rotation,
+            ),
+        ])
+    };
     let scenes = [
         (
             "cylinder dropped on a box, slip coupling",
             &[0.01][..],
-            on_ground(vec![
-                solid(
-                    "slab",
-                    Shape::Box {
-                        half_extents: Vector3::new(0.6, 0.4, 0.2),
-                    },
-                    4.0,
-                    Vector3::new(0.0, 0.0, 0.2),
-                    upright,
-                ),
-                solid(
-                    "can",
-                    cylinder(0.12, 0.2),
-                    1.0,
-                    Vector3::new(0.1, 0.05, 0.75),
-                    about(Vector3::new(1.0, 0.3, 0.0), 0.05),
-                ),
-            ]),
+            can_over_slab(about(Vector3::new(1.0, 0.3, 0.0), 0.05)),
         ),
         (
             "cylinder dropped lying on a box",
             &[0.01, 0.05][..],
-            on_ground(vec![
-                solid(
-                    "slab",
-                    Shape::Box {
-                        half_extents: Vector3::new(0.6, 0.4, 0.2),
-                    },
-                    4.0,
-                    Vector3::new(0.0, 0.0, 0.2),
-                    upright,
-                ),
-                solid(
-                    "can",
-                    cylinder(0.12, 0.2),
-                    1.0,
-                    Vector3::new(0.1, 0.05, 0.75),
-                    lying * about(Vector3::x(), 0.1),
-                ),
-            ]),
+            can_over_slab(lying * about(Vector3::x(), 0.1)),
         ),
         (
             "box dropped on a standing cylinder",

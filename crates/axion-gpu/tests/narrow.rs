@@ -234,6 +234,36 @@ fn cpu_pair(a: Shape, pose_a: Pose, b: Shape, pose_b: Pose) -> Vec<CpuContact> {
         .collect()
 }
 
+/// Inner and outer radius of a solid about its centre (m): the largest ball inside
+/// it (a cylinder's: min(r, l), ignoring the corner) and the smallest ball around it.
+fn radii(s: &Shape) -> (f64, f64) {
+    match *s {
+        Shape::Sphere { radius } => (radius, radius),
+        Shape::Box { half_extents: e } => (e.min(), e.norm()),
+        Shape::Capsule {
+            radius,
+            half_length,
+        } => (radius, radius + half_length),
+        Shape::Cylinder {
+            radius,
+            half_length,
+        } => (radius.min(half_length), radius.hypot(half_length)),
+    }
+}
+
+/// A centre for shape a near shape b (at the origin) along unit `direction`: at a
+/// distance between 0.9 × the sum of their inner radii and the sum of their outer radii
+/// plus the margin.
+fn near_contact_centre(
+    rng: &mut Rng,
+    a: &Shape,
+    b: &Shape,
+    direction: Vector3<f64>,
+) -> Vector3<f64> {
+    let ((ia, oa), (ib, ob)) = (radii(a), radii(b));
+    direction * rng.next(0.9 * (ia + ib), oa + ob + MARGIN)
+}
+
 /// How much farther (m) the device may place separated boxes than their distance (see
 /// `pair_contacts_match_the_cpu`).
 const SEPARATED_SLACK: f64 = 2e-3;
@@ -284,15 +314,8 @@ fn pair_contacts_match_the_cpu() {
             }
         };
         let pose_b = Isometry3::from_parts(Vector3::zeros().into(), rotation(&mut rng));
-        // At a random direction, a distance between the inner and outer radii' sums.
-        let radii = |s: &Shape| match *s {
-            Shape::Sphere { radius } => (radius, radius),
-            Shape::Box { half_extents: e } => (e.min(), e.norm()),
-            _ => unreachable!("spheres and boxes only"),
-        };
-        let ((ia, oa), (ib, ob)) = (radii(&a), radii(&b));
         let direction = rng.rotation() * Vector3::z();
-        let centre = direction * rng.next(0.9 * (ia + ib), oa + ob + MARGIN);
+        let centre = near_contact_centre(&mut rng, &a, &b, direction);
         let pose_a = Isometry3::from_parts(centre.into(), rotation(&mut rng));
         let cpu = cpu_pair(a, pose_a, b, pose_b);
         let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
@@ -435,21 +458,8 @@ fn capsule_and_cylinder_pair_contacts_match_the_cpu() {
             _ => capsule(&mut rng),
         };
         let pose_b = Isometry3::from_parts(Vector3::zeros().into(), rng.rotation());
-        let radii = |s: &Shape| match *s {
-            Shape::Sphere { radius } => (radius, radius),
-            Shape::Box { half_extents: e } => (e.min(), e.norm()),
-            Shape::Capsule {
-                radius,
-                half_length,
-            } => (radius, radius + half_length),
-            Shape::Cylinder {
-                radius,
-                half_length,
-            } => (radius.min(half_length), radius.hypot(half_length)),
-        };
-        let ((ia, oa), (ib, ob)) = (radii(&a), radii(&b));
         let direction = rng.rotation() * Vector3::z();
-        let centre = direction * rng.next(0.9 * (ia + ib), oa + ob + MARGIN);
+        let centre = near_contact_centre(&mut rng, &a, &b, direction);
         let pose_a = Isometry3::from_parts(centre.into(), rng.rotation());
         let cpu = cpu_pair(a, pose_a, b, pose_b);
         let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
@@ -701,21 +711,8 @@ fn cylinder_pair_cases(
             }
         };
         let pose_b = Isometry3::from_parts(Vector3::zeros().into(), rotation(&mut rng));
-        let radii = |s: &Shape| match *s {
-            Shape::Box { half_extents: e } => (e.min(), e.norm()),
-            Shape::Capsule {
-                radius,
-                half_length,
-            } => (radius, radius + half_length),
-            Shape::Cylinder {
-                radius,
-                half_length,
-            } => (radius.min(half_length), radius.hypot(half_length)),
-            Shape::Sphere { radius } => (radius, radius),
-        };
-        let ((ia, oa), (ib, ob)) = (radii(&a), radii(&b));
         let direction = rotation(&mut rng) * Vector3::z();
-        let centre = direction * rng.next(0.9 * (ia + ib), oa + ob + MARGIN);
+        let centre = near_contact_centre(&mut rng, &a, &b, direction);
         let pose_a = Isometry3::from_parts(centre.into(), rotation(&mut rng));
         let cpu = cpu_pair(a, pose_a, b, pose_b);
         let deepest = cpu.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);

@@ -3,6 +3,27 @@
 
 use axion_gpu::{GpuBackend, GpuError, GpuSettings, check_model};
 
+/// Two free 1 kg bodies, "lower" at the origin and "upper" `height` above it, with one
+/// shape each.
+fn one_above_the_other(
+    lower: axion::Geometry,
+    upper: axion::Geometry,
+    height: f64,
+) -> axion::Model {
+    let inertia = nalgebra::Matrix3::from_diagonal_element(0.01);
+    let mut b = axion::ModelBuilder::new();
+    for (name, z, geometry) in [("lower", 0.0, lower), ("upper", height, upper)] {
+        b.add_body(
+            axion::BodyDesc::dynamic(name)
+                .at(nalgebra::Vector3::new(0.0, 0.0, z))
+                .mass(1.0, nalgebra::Vector3::zeros(), inertia)
+                .shape(axion::ShapeDesc::from_geometry(geometry)),
+        )
+        .unwrap();
+    }
+    b.build().unwrap()
+}
+
 #[test]
 fn shape_pairs_without_a_narrow_phase_are_refused_by_name() {
     // A box with a convex hull resting on it: hulls have no device narrow phase.
@@ -15,24 +36,11 @@ fn shape_pairs_without_a_narrow_phase_are_refused_by_name() {
     let block = axion::Shape::Box {
         half_extents: nalgebra::Vector3::repeat(0.1),
     };
-    let mut b = axion::ModelBuilder::new();
-    for (name, z) in [("lower", 0.0), ("upper", 0.2)] {
-        let geometry = if name == "lower" {
-            axion::Geometry::Solid(block)
-        } else {
-            axion::Geometry::ConvexHull {
-                points: cube.clone(),
-            }
-        };
-        b.add_body(
-            axion::BodyDesc::dynamic(name)
-                .at(nalgebra::Vector3::new(0.0, 0.0, z))
-                .mass(1.0, nalgebra::Vector3::zeros(), block.unit_inertia(1.0))
-                .shape(axion::ShapeDesc::from_geometry(geometry)),
-        )
-        .unwrap();
-    }
-    let model = b.build().unwrap();
+    let model = one_above_the_other(
+        axion::Geometry::Solid(block),
+        axion::Geometry::ConvexHull { points: cube },
+        0.2,
+    );
     let err = check_model(&model).unwrap_err();
     let GpuError::UnsupportedModel { reason } = &err else {
         panic!("wrong error {err:?}");
@@ -63,21 +71,11 @@ fn contact_scenes_with_a_device_narrow_phase_are_accepted() {
     // Cylinder wheels on one chassis: their joints keep them apart.
     check_model(&axion::scenes::skid_steer([1.0; 3]).unwrap()).unwrap();
     // Cylinders stacked on their caps.
-    let mut b = axion::ModelBuilder::new();
-    for (name, z) in [("lower", 0.0), ("upper", 0.55)] {
-        let cylinder = axion::Shape::Cylinder {
-            radius: 0.2,
-            half_length: 0.25,
-        };
-        b.add_body(
-            axion::BodyDesc::dynamic(name)
-                .at(nalgebra::Vector3::new(0.0, 0.0, z))
-                .mass(1.0, nalgebra::Vector3::zeros(), cylinder.unit_inertia(1.0))
-                .shape(axion::ShapeDesc::new(cylinder)),
-        )
-        .unwrap();
-    }
-    check_model(&b.build().unwrap()).unwrap();
+    let cylinder = axion::Geometry::Solid(axion::Shape::Cylinder {
+        radius: 0.2,
+        half_length: 0.25,
+    });
+    check_model(&one_above_the_other(cylinder.clone(), cylinder, 0.55)).unwrap();
 }
 
 #[test]
