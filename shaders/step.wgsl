@@ -40,7 +40,8 @@ struct Params {
     contact_margin: f32,
     contact_tolerance: f32,
     fb_eps_sq: f32,
-    unused: f32,
+    // Linear-solver iterations per dispatch (see `linear_iterate`).
+    linear_chunk: u32,
     // Joint-limit slots: count, first word in model_u, first float in model_f, first row.
     limits: vec4<u32>,
 }
@@ -1426,135 +1427,182 @@ fn solve() {
         sset(s_z + i, pre * sget(s_rhs + i));
     }
     let bb = dot_rows(s_rhs, s_rhs);
-    if bb > 0.0 {
-        if SLIP_COUPLING {
-            orthomin(bb);
-        } else {
-            conjugate_residual(bb);
+    set_status(ST_LIN_IT, 0.0);
+    set_status(ST_LIN_DONE, select(1.0, 0.0, bb > 0.0));
+    set_status(ST_LIN_TOL, P.linear_tolerance * P.linear_tolerance * bb);
+    if bb > 0.0 && !SLIP_COUPLING {
+        conjugate_residual_start(bb);
+    }
+    linear_iterate();
+}
+
+// The linear solve runs at most `P.linear_chunk` iterations per dispatch and goes on in
+// the next `step_direction_more`, its scalars in the world's statistics (ST_LIN_*) and
+// its vectors in scratch. lavapipe (llvmpipe) counts the iterations of all loops of one
+// kernel invocation against one budget of 65535 and cuts every later loop to a single
+// pass once it is spent; the host sizes the chunk so that a dispatch stays inside it
+// (`linear_chunk` in backend.rs), and `check_loops` reports a kernel that did not.
+fn linear_iterate() {
+    for (var k = 0u; k < P.linear_chunk; k++) {
+        if status(ST_LIN_DONE) > 0.5 {
+            return;
+        }
+        let it = u32(status(ST_LIN_IT));
+        var done = it >= P.max_linear;
+        if !done {
+            set_status(ST_LIN_IT, f32(it + 1u));
+            if SLIP_COUPLING {
+                done = orthomin_iteration(it);
+            } else {
+                done = conjugate_residual_iteration(it);
+            }
+        }
+        if done {
+            set_status(ST_LIN_DONE, 1.0);
+            if !SLIP_COUPLING {
+                // The conjugate residual's result is its best iterate.
+                for (var i = 0u; i < P.rows; i++) {
+                    sset(s_x + i, sget(s_xb + i));
+                }
+            }
         }
     }
 }
 
 // Jacobi-preconditioned conjugate residual for the symmetric Schur system, from x = 0
 // with r = rhs and z = K r prepared by `solve`; the iterate of smallest recurrence
-// residual is the result, in s_x.
-fn conjugate_residual(bb: f32) {
+// residual is the result, in s_x (`linear_iterate`). Its start: p = z, Ap = Az.
+// Every CR_RESTART iterations the conjugate residual restarts from its best iterate
+// with the true residual r = rhs − A x_b: in f32 the recurrence residual drifts from
+// the true one as the directions lose their conjugacy (the 10-box pyramid: with 80 or
+// more iterations and no restart, the best iterate by the recurrence was no Newton
+// direction, and no step of 50 converged).
+const CR_RESTART: u32 = 20u;
+fn conjugate_residual_restart() {
+    apply_schur(s_xb, s_az);
+    var rr = 0.0;
+    for (var i = 0u; i < P.rows; i++) {
+        let r = sget(s_rhs + i) - sget(s_az + i);
+        sset(s_x + i, sget(s_xb + i));
+        sset(s_r + i, r);
+        sset(s_z + i, sget(s_pre + i) * r);
+        rr += r * r;
+    }
+    conjugate_residual_start(rr);
+}
+
+fn conjugate_residual_start(bb: f32) {
     apply_schur(s_z, s_az);
     for (var i = 0u; i < P.rows; i++) {
         sset(s_p + i, sget(s_z + i));
         sset(s_ap + i, sget(s_az + i));
+        sset(s_xb + i, sget(s_x + i));
     }
-    var rho = dot_rows(s_z, s_az);
-    let tol2 = P.linear_tolerance * P.linear_tolerance * bb;
+    set_status(ST_LIN_RHO, dot_rows(s_z, s_az));
     // The iterate of smallest recurrence residual is kept: in f32 the residual
     // stagnates near rounding level and later iterates only add noise.
-    var best = bb;
+    set_status(ST_LIN_BEST, bb);
+}
+
+// One conjugate residual iteration; true when the solve has ended (converged, or a
+// breakdown: a non-positive or non-finite step).
+fn conjugate_residual_iteration(it: u32) -> bool {
+    if it > 0u && it % CR_RESTART == 0u {
+        conjugate_residual_restart();
+    }
+    var yap = 0.0;
     for (var i = 0u; i < P.rows; i++) {
-        sset(s_xb + i, 0.0);
+        let y = sget(s_pre + i) * sget(s_ap + i);
+        sset(s_y + i, y);
+        yap += y * sget(s_ap + i);
     }
-    for (var it = 0u; it < P.max_linear; it++) {
+    let rho = status(ST_LIN_RHO);
+    var alpha = 0.0;
+    if yap > 0.0 {
+        alpha = rho / yap;
+    }
+    if !(alpha > 0.0 && finite(alpha)) {
+        return true;
+    }
+    let rr = advance_iterate(alpha, s_p, s_ap, s_y);
+    if !finite(rr) {
+        return true;
+    }
+    if rr < status(ST_LIN_BEST) {
+        set_status(ST_LIN_BEST, rr);
         for (var i = 0u; i < P.rows; i++) {
-            sset(s_y + i, sget(s_pre + i) * sget(s_ap + i));
-        }
-        let yap = dot_rows(s_y, s_ap);
-        var alpha = 0.0;
-        if yap > 0.0 {
-            alpha = rho / yap;
-        }
-        if !(alpha > 0.0 && finite(alpha)) {
-            break;
-        }
-        for (var i = 0u; i < P.rows; i++) {
-            sset(s_x + i, sget(s_x + i) + alpha * sget(s_p + i));
-            sset(s_r + i, sget(s_r + i) - alpha * sget(s_ap + i));
-            sset(s_z + i, sget(s_z + i) - alpha * sget(s_y + i));
-        }
-        let rr = dot_rows(s_r, s_r);
-        if !finite(rr) {
-            break;
-        }
-        if rr < best {
-            best = rr;
-            for (var i = 0u; i < P.rows; i++) {
-                sset(s_xb + i, sget(s_x + i));
-            }
-        }
-        if rr <= tol2 {
-            break;
-        }
-        apply_schur(s_z, s_az);
-        let rho_new = dot_rows(s_z, s_az);
-        var beta = 0.0;
-        if rho > 0.0 {
-            beta = rho_new / rho;
-        }
-        rho = rho_new;
-        for (var i = 0u; i < P.rows; i++) {
-            sset(s_p + i, sget(s_z + i) + beta * sget(s_p + i));
-            sset(s_ap + i, sget(s_az + i) + beta * sget(s_ap + i));
+            sset(s_xb + i, sget(s_x + i));
         }
     }
+    if rr <= status(ST_LIN_TOL) {
+        return true;
+    }
+    apply_schur(s_z, s_az);
+    let rho_new = dot_rows(s_z, s_az);
+    var beta = 0.0;
+    if rho > 0.0 {
+        beta = rho_new / rho;
+    }
+    set_status(ST_LIN_RHO, rho_new);
     for (var i = 0u; i < P.rows; i++) {
-        sset(s_x + i, sget(s_xb + i));
+        sset(s_p + i, sget(s_z + i) + beta * sget(s_p + i));
+        sset(s_ap + i, sget(s_az + i) + beta * sget(s_ap + i));
     }
+    return false;
+}
+
+// One step of length α along p: x ← x + α p, r ← r − α Ap and, for the conjugate
+// residual (y ≠ NONE, y = K Ap), z ← z − α y; returns the new |r|².
+fn advance_iterate(alpha: f32, p: u32, ap: u32, y: u32) -> f32 {
+    var rr = 0.0;
+    for (var i = 0u; i < P.rows; i++) {
+        sset(s_x + i, sget(s_x + i) + alpha * sget(p + i));
+        let r = sget(s_r + i) - alpha * sget(ap + i);
+        sset(s_r + i, r);
+        rr += r * r;
+        if y != NONE {
+            sset(s_z + i, sget(s_z + i) - alpha * sget(y + i));
+        }
+    }
+    return rr;
 }
 
 // Truncated generalised conjugate residual, ORTHOMIN(2), for the Schur system of kernels
 // compiled with SLIP_COUPLING (non-symmetric where a slip force is coupled), in every
-// world whether coupled or not: with the solver chosen per world, a world of a lavapipe
-// batch whose neighbour took the other solver ended differently from the same world run
-// alone. From x = 0 with r = rhs: each direction starts from p = K r (K the Jacobi
+// world whether coupled or not; iteration `it` (direction slot it mod 3). From x = 0
+// with r = rhs: each direction starts from p = K r (K the Jacobi
 // preconditioner) and is made K-orthogonal in its image to the last two,
 // Ap ← Ap − Σ_j β_j Ap_j with β_j = (Ap, K Ap_j)/(Ap_j, K Ap_j) (p alike); the step
 // α = (r, K Ap)/(Ap, K Ap) minimises the residual's K-norm along it, so that norm never
 // grows, whatever the operator. On a symmetric operator the directions are, in exact
 // arithmetic, those of the conjugate residual method; in f32 they are not (docs/gpu.md:
 // the stack of 10 boxes). Result in s_x.
-fn orthomin(bb: f32) {
-    var n0 = 0.0;
-    var n1 = 0.0;
-    var n2 = 0.0;
-    let tol2 = P.linear_tolerance * P.linear_tolerance * bb;
-    var slot = 0u;
-    for (var it = 0u; it < P.max_linear; it++) {
-        let p = orthomin_direction(slot);
-        let ap = orthomin_image(slot);
-        for (var i = 0u; i < P.rows; i++) {
-            sset(p + i, sget(s_pre + i) * sget(s_r + i));
-        }
-        apply_schur(p, ap);
-        for (var j = 1u; j <= min(it, 2u); j++) {
-            let o = (slot + 3u - j) % 3u;
-            let po = orthomin_direction(o);
-            let apo = orthomin_image(o);
-            let beta = dot_weighted(ap, apo) / select(select(n2, n1, o == 1u), n0, o == 0u);
-            for (var i = 0u; i < P.rows; i++) {
-                sset(p + i, sget(p + i) - beta * sget(po + i));
-                sset(ap + i, sget(ap + i) - beta * sget(apo + i));
-            }
-        }
-        let nn = dot_weighted(ap, ap);
-        let alpha = dot_weighted(s_r, ap) / nn;
-        if !(nn > 0.0 && alpha != 0.0 && finite(alpha)) {
-            break;
-        }
-        if slot == 0u {
-            n0 = nn;
-        } else if slot == 1u {
-            n1 = nn;
-        } else {
-            n2 = nn;
-        }
-        for (var i = 0u; i < P.rows; i++) {
-            sset(s_x + i, sget(s_x + i) + alpha * sget(p + i));
-            sset(s_r + i, sget(s_r + i) - alpha * sget(ap + i));
-        }
-        let rr = dot_rows(s_r, s_r);
-        if !finite(rr) || rr <= tol2 {
-            break;
-        }
-        slot = (slot + 1u) % 3u;
+fn orthomin_iteration(it: u32) -> bool {
+    let slot = it % 3u;
+    let p = orthomin_direction(slot);
+    let ap = orthomin_image(slot);
+    for (var i = 0u; i < P.rows; i++) {
+        sset(p + i, sget(s_pre + i) * sget(s_r + i));
     }
+    apply_schur(p, ap);
+    for (var j = 1u; j <= min(it, 2u); j++) {
+        let o = (slot + 3u - j) % 3u;
+        let po = orthomin_direction(o);
+        let apo = orthomin_image(o);
+        let beta = dot_weighted(ap, apo) / status(ST_LIN_NORM + o);
+        for (var i = 0u; i < P.rows; i++) {
+            sset(p + i, sget(p + i) - beta * sget(po + i));
+            sset(ap + i, sget(ap + i) - beta * sget(apo + i));
+        }
+    }
+    let nn = dot_weighted(ap, ap);
+    let alpha = dot_weighted(s_r, ap) / nn;
+    if !(nn > 0.0 && alpha != 0.0 && finite(alpha)) {
+        return true;
+    }
+    set_status(ST_LIN_NORM + slot, nn);
+    let rr = advance_iterate(alpha, p, ap, NONE);
+    return !finite(rr) || rr <= status(ST_LIN_TOL);
 }
 
 // ORTHOMIN's direction k ∈ {0, 1, 2} and its image under the Schur operator.
@@ -1660,6 +1708,17 @@ const ST_MERIT0: u32 = 12u;
 const ST_BEST: u32 = 13u;
 // 1 once a world lags the slip force's coupling to the normal force (`couple_to_previous`).
 const ST_LAGGED: u32 = 14u;
+// The linear solve between dispatches (`linear_iterate`): iterations done, whether it
+// has ended, the squared tolerance on |r|², the conjugate residual's ρ = (z, Az) and
+// smallest |r|², ORTHOMIN's three (Ap_k, K Ap_k).
+const ST_LIN_IT: u32 = 15u;
+const ST_LIN_DONE: u32 = 16u;
+const ST_LIN_TOL: u32 = 17u;
+const ST_LIN_RHO: u32 = 18u;
+const ST_LIN_BEST: u32 = 19u;
+const ST_LIN_NORM: u32 = 20u;
+// 1 when a kernel of the step found its loops cut short (`check_loops`).
+const ST_TRUNCATED: u32 = 23u;
 
 // With contacts, a full step is refused only when its merit exceeds the step's first
 // merit by this factor (or is not finite), as on the CPU.
@@ -1693,6 +1752,23 @@ fn store_eval(e: Eval) {
     set_status(ST_CONVERGED, select(0.0, 1.0, converged(e)));
 }
 
+// lavapipe (llvmpipe) counts the passes of all loops of one kernel invocation against a
+// single budget of 65535 and, once it is spent, runs every later loop for one pass only
+// (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS): the results are then wrong, and since SIMD lanes
+// share the count, they depend on the worlds beside. Every kernel ends with this check:
+// a loop of two passes that ran one marks the step (`GpuError::LoopBudget` on the host).
+// Hardware drivers have no such budget and never mark it.
+fn check_loops() {
+    var passes = 0u;
+    // The bound is not a constant, so that the compiler cannot unroll the loop.
+    for (var k = 0u; k < 2u + (P.worlds >> 31u); k++) {
+        passes += 1u;
+    }
+    if passes != 2u {
+        set_status(ST_TRUNCATED, 1.0);
+    }
+}
+
 // Sets up the invocation's world; false for the padding invocations of the last group.
 fn enter(gid: vec3<u32>) -> bool {
     wid = gid.x;
@@ -1703,9 +1779,10 @@ fn enter(gid: vec3<u32>) -> bool {
     return true;
 }
 
-// The step is five kernels, dispatched in this order by the host: `step_begin`, then
-// `max_newton` times `step_direction`, `step_update` and `step_search`, then
-// `step_finish`. A world that has converged, stalled or failed stays inactive in the
+// The step is six kernels, dispatched in this order by the host: `step_begin`, then
+// `max_newton` times `step_direction` (and `step_direction_more` as often as the linear
+// iteration cap needs), `step_update` and `step_search`, then `step_finish`. A world
+// that has converged, stalled or failed stays inactive in the
 // later dispatches. The iterations are dispatched indirectly, with the workgroups the
 // still active worlds asked for (set_active): none once every world has stopped.
 
@@ -1715,6 +1792,7 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) {
         return;
     }
+    set_status(ST_TRUNCATED, 0.0);
     start_iterate();
     set_status(ST_LAGGED, 0.0);
     for (var k = 0u; k < 6u * P.bodies; k++) {
@@ -1746,21 +1824,34 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     set_status(ST_BACKTRACKS, 0.0);
     set_status(ST_FAILED, 0.0);
     set_active(!converged(e) && P.max_newton > 0u);
+    check_loops();
 }
 
 // The Schur solve of an active world's Newton direction (the residuals of its current
-// iterate are in scratch).
+// iterate are in scratch): its set-up and first `P.linear_chunk` iterations.
 @compute @workgroup_size(WORKGROUP)
 fn step_direction(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
     }
     solve();
+    check_loops();
 }
 
-// The rest of the direction (a kernel of its own: lavapipe mis-executed the body
-// velocity steps when they followed the conjugate residual loop in one kernel — they
-// read back as zero on a stack of 8 boxes); saves the current iterate.
+// The Schur solve's next `P.linear_chunk` iterations (dispatched by the host until the
+// iteration cap is covered; a world whose solve has ended returns at once).
+@compute @workgroup_size(WORKGROUP)
+fn step_direction_more(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) || status(ST_ACTIVE) < 0.5 || status(ST_LIN_DONE) > 0.5 {
+        return;
+    }
+    linear_iterate();
+    check_loops();
+}
+
+// The rest of the direction (a kernel of its own: after the conjugate residual loop in
+// one kernel, the body velocity steps read back as zero on a stack of 8 boxes on
+// lavapipe, its loop budget spent, see `check_loops`); saves the current iterate.
 @compute @workgroup_size(WORKGROUP)
 fn step_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
@@ -1769,6 +1860,7 @@ fn step_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !update() {
         set_status(ST_FAILED, status(ST_FAILED) + 1.0);
         set_active(false);
+        check_loops();
         return;
     }
     set_status(ST_ITERATIONS, status(ST_ITERATIONS) + 1.0);
@@ -1778,6 +1870,7 @@ fn step_update(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var i = 0u; i < P.rows; i++) {
         sset(s_lc + i, sget(s_l + i));
     }
+    check_loops();
 }
 
 // The best iterate (smallest merit) of a step with contacts, in s_ub and s_lb.
@@ -1825,6 +1918,11 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
         return;
     }
+    search();
+    check_loops();
+}
+
+fn search() {
     let full_steps = CONTACTS && status(ST_ITERATIONS) <= FULL_STEPS;
     if full_steps {
         set_trial(1.0);
@@ -1899,6 +1997,7 @@ fn step_finish(@builtin(global_invocation_id) gid: vec3<u32>) {
     for (var i = 0u; i < P.rows; i++) {
         stset(13u * P.bodies + i, sget(s_l + i));
     }
+    check_loops();
 }
 
 // For the tests: every joint row c(q) and drive coordinate q at the state's poses,

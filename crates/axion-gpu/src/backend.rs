@@ -8,7 +8,7 @@ use wgpu::util::DeviceExt;
 
 use crate::context::{AdapterReport, GpuContext};
 use crate::error::GpuError;
-use crate::step::{self, Packed, Params, STATS, WORKGROUP};
+use crate::step::{self, Packed, Params, ST_TRUNCATED, STATS, WORKGROUP};
 
 /// Newton settings of the GPU backend. The tolerances are those f32 arithmetic can
 /// reach on the canonical scenes (see `docs/gpu.md`); the CPU's are 1e-10 and below.
@@ -16,7 +16,11 @@ use crate::step::{self, Packed, Params, STATS, WORKGROUP};
 pub struct GpuSettings {
     /// Most Newton iterations per step.
     pub max_iterations: usize,
-    /// Most conjugate-residual iterations per Newton iteration.
+    /// Most linear-solver iterations per Newton iteration. The conjugate residual
+    /// restarts from its best iterate with the true residual every 20 iterations; more
+    /// than about 40 iterations in f32 give worse Newton directions on boxes resting on
+    /// four corners (measured on the 10-box pyramid with 80 or 200: 1/50 steps
+    /// converged, against 50/50 with 40; `docs/gpu.md`).
     pub max_linear_iterations: usize,
     /// The conjugate residual stops at $\lVert r\rVert \le$ this $\times \lVert b\rVert$.
     pub linear_tolerance: f64,
@@ -46,10 +50,12 @@ pub struct GpuSettings {
     /// step (the CPU's semismooth step has it; FRICTION.md's symmetric form lags it one
     /// iterate). The Schur system is then not symmetric and every world solves it by
     /// ORTHOMIN(2); a world whose coupled iteration stalls restarts the step with the
-    /// coupling lagged. Measured on lavapipe (docs/gpu.md): the skid-steer turning at
-    /// h = 0.05 converges in 11/20 steps and ends 0.03 mm from the CPU (off: 4/20,
-    /// 0.18 m), but the stack of 10 boxes converges in 2/100 steps at h = 0.01 (off:
-    /// 100/100), hence off by default.
+    /// coupling lagged. Measured on lavapipe (docs/gpu.md): it brings flat landings of
+    /// capsules and cylinders and the skid-steer driving straight at h = 0.05 to every
+    /// step converged; the skid-steer turning at h = 0.05 converges in 11/20 steps with
+    /// it or without. Off by default since the stack of 10 boxes converged in 2/100 steps at
+    /// h = 0.01 with it, a figure since traced to lavapipe's loop budget: with the
+    /// split linear solve it converges in 100/100 either way (`docs/gpu.md`).
     pub slip_coupling: bool,
     /// Most worlds per chunk. A batch is split into the fewest chunks this and the
     /// adapter allow, of equal size (within one world), each with its own buffers and
@@ -64,7 +70,7 @@ impl Default for GpuSettings {
     fn default() -> Self {
         Self {
             max_iterations: 30,
-            max_linear_iterations: 200,
+            max_linear_iterations: 40,
             linear_tolerance: 1e-5,
             velocity_tolerance: 1e-4,
             position_tolerance: 2e-6,
@@ -111,9 +117,16 @@ struct Chunk {
 
 impl Chunk {
     /// Records one step: `step_begin`, then each of `iterations` Newton iterations
-    /// (`step_direction`, `step_update`, `step_search`) with the workgroups its active
-    /// worlds asked for (none once every world has stopped), then `step_finish`.
-    fn record_step(&self, pass: &mut wgpu::ComputePass<'_>, p: &Pipelines, iterations: usize) {
+    /// (`step_direction`, `more` times `step_direction_more`, `step_update`,
+    /// `step_search`) with the workgroups its active worlds asked for (none once every
+    /// world has stopped), then `step_finish`.
+    fn record_step(
+        &self,
+        pass: &mut wgpu::ComputePass<'_>,
+        p: &Pipelines,
+        iterations: usize,
+        more: usize,
+    ) {
         let groups = self.groups();
         pass.set_bind_group(0, &self.bind, &[]);
         pass.set_bind_group(1, &self.writes[0], &[]);
@@ -121,7 +134,10 @@ impl Chunk {
         pass.dispatch_workgroups(groups, 1, 1);
         for k in 0..iterations {
             pass.set_bind_group(1, &self.writes[(k + 1) % 2], &[]);
-            for pipeline in [&p.direction, &p.update, &p.search] {
+            let kernels = std::iter::once(&p.direction)
+                .chain(std::iter::repeat_n(&p.direction_more, more))
+                .chain([&p.update, &p.search]);
+            for pipeline in kernels {
                 pass.set_pipeline(pipeline);
                 pass.dispatch_workgroups_indirect(&self.dispatch[k % 2], 12 * k as u64);
             }
@@ -186,6 +202,7 @@ pub struct GpuBackend {
 struct Pipelines {
     begin: wgpu::ComputePipeline,
     direction: wgpu::ComputePipeline,
+    direction_more: wgpu::ComputePipeline,
     update: wgpu::ComputePipeline,
     search: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
@@ -290,6 +307,7 @@ impl GpuBackend {
             Pipelines {
                 begin: pipeline("step_begin"),
                 direction: pipeline("step_direction"),
+                direction_more: pipeline("step_direction_more"),
                 update: pipeline("step_update"),
                 search: pipeline("step_search"),
                 finish: pipeline("step_finish"),
@@ -409,8 +427,8 @@ impl GpuBackend {
                 s.contact_margin as f32,
                 s.contact_tolerance as f32,
                 axion_constraints::contact::DEFAULT_FB_EPS_SQ as f32,
-                0.0,
             ],
+            linear_chunk: packed.linear_chunk() as u32,
             limits: [
                 packed.limits as u32,
                 packed.limit_base_u as u32,
@@ -548,6 +566,8 @@ impl GpuBackend {
                 .queue()
                 .write_buffer(&chunk.state, 0, bytemuck::cast_slice(&data));
             encoder.clear_buffer(&chunk.scratch, 0, None);
+            // Statistics too: the flag of cut-short loops holds from here on.
+            encoder.clear_buffer(&chunk.stats, 0, None);
         }
         self.ctx.queue().submit([encoder.finish()]);
         batch.synced = Some(state.clone());
@@ -584,6 +604,10 @@ impl GpuBackend {
         }
         let p = kernels(&self.pipelines, &batch.packed)?;
         let iterations = self.settings.max_iterations;
+        // `step_direction` runs `per_dispatch` linear iterations; the cap and the pass that
+        // ends the solve need `max_linear_iterations + 1` in all.
+        let per_dispatch = batch.packed.linear_chunk();
+        let more = (self.settings.max_linear_iterations + 1).div_ceil(per_dispatch) - 1;
         self.ctx.checked(|ctx| {
             let mut encoder = ctx.device().create_command_encoder(&Default::default());
             for _ in 0..steps {
@@ -594,7 +618,7 @@ impl GpuBackend {
                 }
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 for chunk in &batch.chunks {
-                    chunk.record_step(&mut pass, p, iterations);
+                    chunk.record_step(&mut pass, p, iterations, more);
                 }
             }
             ctx.queue().submit([encoder.finish()]);
@@ -678,12 +702,23 @@ impl GpuBackend {
     }
 
     /// Statistics of the last step run on the device, per world.
+    ///
+    /// Fails with [`GpuError::LoopBudget`] when a kernel of any step since the last
+    /// [`GpuBackend::upload`] found its loops cut short by the driver: the state is then
+    /// not the solution of the step equations.
     pub fn last_report(&self) -> Result<StepReport, GpuError> {
         let batch = self.batch()?;
         let mut worlds = Vec::with_capacity(batch.worlds);
+        let mut truncated = Vec::new();
         for chunk in &batch.chunks {
             let s = chunk.read(&self.ctx, &chunk.stats, STATS)?;
             let w = chunk.worlds.len();
+            truncated.extend(
+                chunk
+                    .worlds
+                    .clone()
+                    .filter(|&world| s[ST_TRUNCATED * w + world - chunk.worlds.start] > 0.5),
+            );
             worlds.extend((0..w).map(|i| StepStats {
                 iterations: s[i] as usize,
                 converged: s[w + i] > 0.5,
@@ -696,6 +731,14 @@ impl GpuBackend {
                 backtracks: s[5 * w + i] as usize,
                 failed_solves: s[6 * w + i] as usize,
             }));
+        }
+        if let Some(&first) = truncated.first() {
+            return Err(GpuError::LoopBudget {
+                adapter: self.ctx.adapter().to_string(),
+                worlds: truncated.len(),
+                first,
+                rows: batch.packed.rows,
+            });
         }
         Ok(StepReport { worlds })
     }

@@ -35,6 +35,27 @@ pub enum GpuError {
         /// Which limit.
         reason: String,
     },
+    /// The driver cut a kernel's loops short, so the results are wrong: lavapipe
+    /// (llvmpipe) allows one kernel invocation 65535 loop passes in all
+    /// (`step::LOOP_BUDGET`) and then runs every loop once. The backend splits the
+    /// linear solve over dispatches to stay inside it; a model this error names needs
+    /// more than one dispatch allows elsewhere (hardware drivers have no such budget).
+    #[error(
+        "the driver of {adapter} cut the step kernel's loops short in {worlds} world(s) \
+         (first: world {first}; the model has {rows} rows): lavapipe allows 65535 loop \
+         passes per kernel invocation, so the results are wrong; use a hardware GPU or \
+         the CPU backend for this model"
+    )]
+    LoopBudget {
+        /// The adapter's name.
+        adapter: String,
+        /// How many worlds were affected.
+        worlds: usize,
+        /// The first affected world.
+        first: usize,
+        /// Constraint rows per world (the solve's size).
+        rows: usize,
+    },
     /// A device operation failed (validation, out of memory, lost device, mapping).
     #[error("GPU operation failed: {reason}")]
     Operation {

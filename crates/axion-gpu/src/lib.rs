@@ -18,10 +18,11 @@
 //!
 //! Results are deterministic: the same inputs on the same adapter give bitwise
 //! identical results, whatever the number of worlds (per-world sums run in a fixed
-//! order, no float atomics), with one exception measured on lavapipe: stacks of three
-//! bodies with cylinder pairs, where a world's result moves by about 1e-7 m with the
-//! worlds beside it. See `docs/gpu.md` for that, the f32 tolerances and what is
-//! missing.
+//! order, no float atomics). On lavapipe this needs every kernel to stay inside its
+//! loop budget (65535 loop passes per invocation, shared with the SIMD lanes beside):
+//! the linear solve is split over dispatches for it, and a step that still exceeds it
+//! is [`GpuError::LoopBudget`], never a silently wrong result. See `docs/gpu.md` for
+//! that, the f32 tolerances and what is missing.
 
 pub mod backend;
 pub mod context;

@@ -4,15 +4,18 @@
 //!
 //! A step is a sequence of dispatches, each with one invocation per world:
 //! `step_begin` (start from $u^-$ and the previous multipliers, detect contacts,
-//! evaluate), then `max_iterations` times `step_direction` (Schur solve), `step_update`
-//! (velocity steps) and `step_search` (step length), then `step_finish` (write the
-//! state). A world that has converged, stalled or failed does nothing in the later
-//! dispatches, and the iterations' dispatches are indirect: a world still active asks
-//! for its next iteration's workgroups (`next_dispatch`), so once every world of a
-//! chunk has stopped the remaining iterations run zero workgroups. (An earlier version
-//! ran the whole Newton loop in one kernel; lavapipe's compiler mis-executed that very large kernel on the 20-link chain, and again the
-//! velocity steps when they followed the Schur solve in one kernel on stacks of 8 boxes;
-//! long kernels also risk the watchdogs of desktop GPUs.)
+//! evaluate), then `max_iterations` times `step_direction` (Schur solve, continued by
+//! `step_direction_more` in chunks that stay inside lavapipe's loop budget, see
+//! `Packed::linear_chunk`), `step_update` (velocity steps) and `step_search` (step
+//! length), then `step_finish` (write the state). A world that has converged, stalled
+//! or failed does nothing in the later dispatches, and the iterations' dispatches are
+//! indirect: a world still active asks for its next iteration's workgroups
+//! (`next_dispatch`), so once every world of a chunk has stopped the remaining
+//! iterations run zero workgroups. (An earlier version
+//! ran the whole Newton loop in one kernel, and lavapipe lost iterates on the 20-link
+//! chain, and again the velocity steps when they followed the Schur solve in one kernel
+//! on stacks of 8 boxes: both fit its loop budget; long kernels also risk the watchdogs
+//! of desktop GPUs.)
 //!
 //! # The equations (the same discrete system as `axion-cpu`, backward Euler)
 //!
@@ -95,7 +98,7 @@
 //! Every per-world array is interleaved (element `slot` of world `w` at
 //! `slot * worlds + w`). Per world: state $(q, u, \lambda)$ (stays on the device
 //! between steps), control (wrenches, drive modes, targets, gains), scratch, and
-//! `STATS` (15) statistics.
+//! `STATS` (24) statistics.
 
 use axion_constraints::drive::{CoordinateKind, DriveMode};
 use axion_constraints::joint::JointKind;
@@ -142,8 +145,16 @@ const LIMIT_S: usize = 2;
 
 /// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
 /// failed solves, merit, active, contacts, friction, contact count, the step's first
-/// merit, the best merit, whether the slip coupling is lagged (`ST_*` in `step.wgsl`).
-pub(crate) const STATS: usize = 15;
+/// merit, the best merit, whether the slip coupling is lagged, the linear solve's
+/// progress between dispatches (8), whether a kernel's loops were cut short (`ST_*` in
+/// `step.wgsl`).
+pub(crate) const STATS: usize = 24;
+/// Status slot set when a kernel found its loops cut short (`ST_TRUNCATED`).
+pub(crate) const ST_TRUNCATED: usize = 23;
+
+/// Loop passes that lavapipe (Mesa's llvmpipe, `LP_MAX_TGSI_LOOP_ITERATIONS`) allows
+/// one kernel invocation, counted over all of its loops together.
+pub const LOOP_BUDGET: usize = 65535;
 
 /// The kernel's uniform block (`Params` in `step.wgsl`).
 #[repr(C)]
@@ -153,8 +164,10 @@ pub(crate) struct Params {
     pub reals: [f32; 4],
     pub gravity: [f32; 3],
     pub regularization: f32,
-    /// Contact margin (m), contact tolerance (m/s), Fischer–Burmeister ε² (m²), unused.
-    pub contact: [f32; 4],
+    /// Contact margin (m), contact tolerance (m/s), Fischer–Burmeister ε² (m²).
+    pub contact: [f32; 3],
+    /// Linear-solver iterations per dispatch ([`Packed::linear_chunk`]).
+    pub linear_chunk: u32,
     /// Joint-limit slots: count, first word in `model_u`, first float in `model_f`,
     /// first row.
     pub limits: [u32; 4],
@@ -201,6 +214,21 @@ impl Packed {
             + self.drives
             + LIMIT_S * self.limits
             + CONTACT_S * self.slots
+    }
+    /// Linear-solver iterations per dispatch (`linear_iterate` in `step.wgsl`).
+    ///
+    /// lavapipe counts the passes of all loops of one kernel invocation against one
+    /// budget of [`LOOP_BUDGET`] and runs every loop for a single pass once it is spent.
+    /// One iteration of either solver makes at most $24R + 3B + 16$ loop passes ($R$
+    /// rows, $B$ bodies): about ten loops over the rows and one Schur product (its
+    /// gather over the body → rows adjacency of at most $2R$ entries, its loops over the
+    /// bodies and rows), plus, for a conjugate residual restart, two more Schur products
+    /// and three loops over the rows. A dispatch spends half the budget on iterations,
+    /// leaving the other half for the first dispatch's set-up (fewer than twenty loops
+    /// over the rows). At least one iteration per dispatch.
+    pub fn linear_chunk(&self) -> usize {
+        let per_iteration = 24 * self.rows + 3 * self.bodies + 16;
+        (LOOP_BUDGET / 2 / per_iteration).max(1)
     }
     /// The first contact row (after the joint and drive rows).
     pub fn contact_row0(&self) -> usize {
@@ -798,6 +826,7 @@ mod tests {
         for name in [
             "step_begin",
             "step_direction",
+            "step_direction_more",
             "step_update",
             "step_search",
             "step_finish",
