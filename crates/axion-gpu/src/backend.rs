@@ -48,14 +48,15 @@ pub struct GpuSettings {
     /// Keep the slip force's dependence on the normal force,
     /// $\Delta\hat\lambda_{\hat y} = R - \hat y\cdot\hat\lambda + \mu\Delta\lambda_n$, in the Newton
     /// step (the CPU's semismooth step has it; FRICTION.md's symmetric form lags it one
-    /// iterate). The Schur system is then not symmetric and every world solves it by
-    /// ORTHOMIN(2); a world whose coupled iteration stalls restarts the step with the
-    /// coupling lagged. Measured on lavapipe (docs/gpu.md): it brings flat landings of
-    /// capsules and cylinders and the skid-steer driving straight at h = 0.05 to every
-    /// step converged; the skid-steer turning at h = 0.05 converges in 11/20 steps with
-    /// it or without. Off by default since the stack of 10 boxes converged in 2/100 steps at
-    /// h = 0.01 with it, a figure since traced to lavapipe's loop budget: with the
-    /// split linear solve it converges in 100/100 either way (`docs/gpu.md`).
+    /// iterate). The Schur system is then not symmetric and every world of a model with
+    /// contacts or joint limits solves it by ORTHOMIN(2) (joint-only models keep the
+    /// conjugate residual); a world whose coupled iteration stalls restarts the step
+    /// with the coupling lagged. **On by default** (since 2026-11-24). Measured on
+    /// lavapipe (docs/gpu.md): it brings the flat landings of capsules (h = 0.05) and
+    /// cylinders (h = 0.01) and the skid-steer at h = 0.01 to every step converged, where
+    /// the lagged form left steps at the iteration cap; every contact scene of the tests
+    /// converges at least as often with it. It was off while the stack of 10 boxes
+    /// converged in 2/100 steps with it, a figure since traced to lavapipe's loop budget.
     pub slip_coupling: bool,
     /// Most worlds per chunk. A batch is split into the fewest chunks this and the
     /// adapter allow, of equal size (within one world), each with its own buffers and
@@ -79,7 +80,7 @@ impl Default for GpuSettings {
             contact_margin: 0.02,
             contact_tolerance: 1e-4,
             geometric_stiffness: true,
-            slip_coupling: false,
+            slip_coupling: true,
             max_chunk_worlds: None,
         }
     }
@@ -288,7 +289,12 @@ impl GpuBackend {
         let pipelines = self.ctx.checked(|ctx| {
             let constants = [
                 ("CONTACTS", if contacts { 1.0 } else { 0.0 }),
-                ("SLIP_COUPLING", if slip_coupling { 1.0 } else { 0.0 }),
+                // Joint-only models have no friction to couple: they keep the
+                // conjugate residual.
+                (
+                    "SLIP_COUPLING",
+                    if slip_coupling && contacts { 1.0 } else { 0.0 },
+                ),
             ];
             let pipeline = |entry| {
                 ctx.device()

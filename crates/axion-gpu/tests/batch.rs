@@ -129,12 +129,12 @@ fn stack_batches_of_1_16_256_4096_match_one_world() {
     batch_equals_single(&scenes::stack(2).unwrap(), &[1, 16, 256, 4096], 6);
 }
 
-/// With `GpuSettings::slip_coupling` (ORTHOMIN in every world): the two-box stacks of
-/// [`stack_batches_of_1_16_256_4096_match_one_world`], whose sliding worlds have coupled
-/// slip forces beside worlds without.
+/// With the slip coupling lagged (`GpuSettings::slip_coupling` off: the conjugate
+/// residual in every world): the two-box stacks of
+/// [`stack_batches_of_1_16_256_4096_match_one_world`].
 #[test]
-fn slip_coupled_stack_batches_of_16_and_256_match_one_world() {
-    let settings = common::slip_coupled();
+fn lagged_stack_batches_of_16_and_256_match_one_world() {
+    let settings = common::lagged();
     batch_equals_single_with(&scenes::stack(2).unwrap(), settings, 1.0, &[16, 256], 6);
 }
 

@@ -63,10 +63,11 @@ pub struct Parity {
     pub body_differences: Vec<(f64, f64)>,
 }
 
-/// The default GPU settings with `slip_coupling` on.
-pub fn slip_coupled() -> GpuSettings {
+/// The default GPU settings with the slip coupling lagged (`slip_coupling` off:
+/// FRICTION.md's symmetric form, solved by the conjugate residual method).
+pub fn lagged() -> GpuSettings {
     GpuSettings {
-        slip_coupling: true,
+        slip_coupling: false,
         ..Default::default()
     }
 }
