@@ -19,8 +19,8 @@ pub struct GpuSettings {
     /// Most linear-solver iterations per Newton iteration. The conjugate residual
     /// restarts from its best iterate with the true residual every 20 iterations; more
     /// than about 40 iterations in f32 give worse Newton directions on boxes resting on
-    /// four corners (measured on the 10-box pyramid with 80 or 200: 1/50 steps
-    /// converged, against 50/50 with 40; `docs/gpu.md`).
+    /// four corners (measured on the 10-box pyramid over 50 steps: with 40, every step
+    /// converged; with 200, 26 with restarts and 1 without; `docs/gpu.md`).
     pub max_linear_iterations: usize,
     /// The conjugate residual stops at $\lVert r\rVert \le$ this $\times \lVert b\rVert$.
     pub linear_tolerance: f64,
