@@ -11,11 +11,10 @@
 //! or failed does nothing in the later dispatches, and the iterations' dispatches are
 //! indirect: a world still active asks for its next iteration's workgroups
 //! (`next_dispatch`), so once every world of a chunk has stopped the remaining
-//! iterations run zero workgroups. (An earlier version
-//! ran the whole Newton loop in one kernel, and lavapipe lost iterates on the 20-link
-//! chain, and again the velocity steps when they followed the Schur solve in one kernel
-//! on stacks of 8 boxes: both fit its loop budget; long kernels also risk the watchdogs
-//! of desktop GPUs.)
+//! iterations run zero workgroups. (An earlier version ran the whole Newton loop in one
+//! kernel, and lavapipe lost iterates on the 20-link chain, and again the velocity steps
+//! when they followed the Schur solve in one kernel on stacks of 8 boxes: both fit its
+//! loop budget; long kernels also risk the watchdogs of desktop GPUs.)
 //!
 //! # The equations (the same discrete system as `axion-cpu`, backward Euler)
 //!

@@ -130,9 +130,9 @@ fn stacks_match_cpu() {
 /// the ground; the geometry of their joints keeps the wheels apart, so no wheel–wheel
 /// narrow phase is needed), driving straight and turning with skidding wheels for 1 s
 /// at h = 0.01: the chassis follows the CPU's within 1 mm and 1 mrad. Measured on
-/// lavapipe (2026-11-24): every step converges, the chassis within 3.1e-5 m and every
-/// body within 9.1e-5 rad (with the slip coupling lagged, `slip_coupling` off, one
-/// turning step of 100 reached the iteration cap and a side wheel's spin differed by
+/// lavapipe (2026-11-24): every step converges and every body agrees within 3.1e-5 m and
+/// 9.1e-5 rad (with the slip coupling lagged, `slip_coupling` off, one turning step of
+/// 100 reached the iteration cap, and driving straight a side wheel's spin differed by
 /// 0.027 rad); the counts are printed.
 #[test]
 fn skid_steer_chassis_matches_cpu() {
