@@ -61,11 +61,13 @@ override SLIP_COUPLING: bool = false;
 @group(0) @binding(5) var<storage, read_write> scratch: array<f32>;
 @group(0) @binding(6) var<storage, read_write> stats: array<f32>;
 // The indirect dispatch arguments (x, y, z workgroups) of the Newton iterations' kernels,
-// one triple per iteration: a world that stays active asks for all of its chunk's
-// workgroups in its next iteration (atomicMax of one value for every world, so the
-// result does not depend on the order). The host clears them before each step; an
-// iteration that no world needs is dispatched with zero workgroups. Two buffers take
-// turns, one read as the arguments while the other is written (`Chunk` in backend.rs).
+// one triple per iteration, then one per `step_direction_more` of each iteration
+// (`ask_dispatch`): a world that stays active asks for all of its chunk's workgroups in
+// its next iteration, a world whose linear solve goes on for the next continuation
+// (atomicMax of one value for every world, so the result does not depend on the order).
+// The host clears them before each step; a dispatch that no world needs has zero
+// workgroups. Two buffers take turns, one read as the arguments while the other is
+// written (`Chunk` in backend.rs).
 @group(1) @binding(0) var<storage, read_write> next_dispatch: array<atomic<u32>>;
 
 const NONE: u32 = 0xffffffffu;
@@ -1465,8 +1467,24 @@ fn linear_iterate() {
                     sset(s_x + i, sget(s_xb + i));
                 }
             }
+            return;
         }
     }
+    // Not done after `(j + 1) chunk` iterations (this was dispatch j of the Newton
+    // iteration, `step_direction` being dispatch 0): ask for continuation j + 1 =
+    // it / chunk, at most `continuations()` of them (the cap ends the solve before).
+    let next = u32(status(ST_LIN_IT)) / P.linear_chunk;
+    if next >= 1u && next <= continuations() {
+        let k = u32(status(ST_ITERATIONS));
+        ask_dispatch(P.max_newton + k * continuations() + next - 1u);
+    }
+}
+
+// The `step_direction_more` dispatches of a Newton iteration: ⌈(cap + 1) / chunk⌉ − 1,
+// enough for the cap's iterations and the pass that ends the solve
+// (`GpuBackend::continuations` on the host).
+fn continuations() -> u32 {
+    return (P.max_linear + P.linear_chunk) / P.linear_chunk - 1u;
 }
 
 // Jacobi-preconditioned conjugate residual for the symmetric Schur system, from x = 0
@@ -1732,11 +1750,17 @@ const FULL_STEPS: f32 = 12.0;
 fn set_active(on: bool) {
     set_status(ST_ACTIVE, select(0.0, 1.0, on));
     if on {
-        let at = 3u * u32(status(ST_ITERATIONS));
-        atomicMax(&next_dispatch[at], (P.worlds + WORKGROUP - 1u) / WORKGROUP);
-        atomicMax(&next_dispatch[at + 1u], 1u);
-        atomicMax(&next_dispatch[at + 2u], 1u);
+        ask_dispatch(u32(status(ST_ITERATIONS)));
     }
+}
+// Asks for all of the chunk's workgroups in the dispatch of triple `slot` of
+// next_dispatch: slot k is Newton iteration k's, slot max_newton + k c + j − 1 its j-th
+// `step_direction_more` (c = continuations()).
+fn ask_dispatch(slot: u32) {
+    let at = 3u * slot;
+    atomicMax(&next_dispatch[at], (P.worlds + WORKGROUP - 1u) / WORKGROUP);
+    atomicMax(&next_dispatch[at + 1u], 1u);
+    atomicMax(&next_dispatch[at + 2u], 1u);
 }
 fn status(slot: u32) -> f32 {
     return stats[slot * P.worlds + wid];
@@ -1839,8 +1863,9 @@ fn step_direction(@builtin(global_invocation_id) gid: vec3<u32>) {
     check_loops();
 }
 
-// The Schur solve's next `P.linear_chunk` iterations (dispatched by the host until the
-// iteration cap is covered; a world whose solve has ended returns at once).
+// The Schur solve's next `P.linear_chunk` iterations, dispatched with the workgroups of
+// the worlds whose solve went on (`linear_iterate`); a world beside them whose solve
+// has ended returns at once.
 @compute @workgroup_size(WORKGROUP)
 fn step_direction_more(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 || status(ST_LIN_DONE) > 0.5 {

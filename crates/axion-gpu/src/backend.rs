@@ -90,6 +90,8 @@ impl Default for GpuSettings {
 struct Batch {
     packed: Packed,
     worlds: usize,
+    /// `step_direction_more` dispatches per Newton iteration.
+    continuations: usize,
     /// The batch's worlds in chunks, in order.
     chunks: Vec<Chunk>,
     /// The host state last written to or read from the device, and the device time.
@@ -111,6 +113,9 @@ struct Chunk {
     /// (`next_dispatch` in `step.wgsl`): iteration `k` is dispatched with triple `k`
     /// of buffer `k % 2`, while its kernels write iteration `k + 1`'s into the other
     /// (one buffer cannot be a dispatch's arguments and its writable storage at once).
+    /// Its `j`-th `step_direction_more` (of `c` per iteration) has triple
+    /// `max_iterations + k c + j − 1` of buffer `(k + j) % 2`, written by the dispatch
+    /// before it into that buffer while it reads the other.
     dispatch: [wgpu::Buffer; 2],
     /// Group 1 with `dispatch[i]`.
     writes: [wgpu::BindGroup; 2],
@@ -120,7 +125,8 @@ impl Chunk {
     /// Records one step: `step_begin`, then each of `iterations` Newton iterations
     /// (`step_direction`, `more` times `step_direction_more`, `step_update`,
     /// `step_search`) with the workgroups its active worlds asked for (none once every
-    /// world has stopped), then `step_finish`.
+    /// world has stopped; a continuation, those whose linear solve went on), then
+    /// `step_finish`.
     fn record_step(
         &self,
         pass: &mut wgpu::ComputePass<'_>,
@@ -135,10 +141,18 @@ impl Chunk {
         pass.dispatch_workgroups(groups, 1, 1);
         for k in 0..iterations {
             pass.set_bind_group(1, &self.writes[(k + 1) % 2], &[]);
-            let kernels = std::iter::once(&p.direction)
-                .chain(std::iter::repeat_n(&p.direction_more, more))
-                .chain([&p.update, &p.search]);
-            for pipeline in kernels {
+            pass.set_pipeline(&p.direction);
+            pass.dispatch_workgroups_indirect(&self.dispatch[k % 2], 12 * k as u64);
+            if more > 0 {
+                pass.set_pipeline(&p.direction_more);
+            }
+            for j in 1..=more {
+                let triple = iterations + k * more + j - 1;
+                pass.set_bind_group(1, &self.writes[(k + j + 1) % 2], &[]);
+                pass.dispatch_workgroups_indirect(&self.dispatch[(k + j) % 2], 12 * triple as u64);
+            }
+            pass.set_bind_group(1, &self.writes[(k + 1) % 2], &[]);
+            for pipeline in [&p.update, &p.search] {
                 pass.set_pipeline(pipeline);
                 pass.dispatch_workgroups_indirect(&self.dispatch[k % 2], 12 * k as u64);
             }
@@ -398,6 +412,12 @@ impl GpuBackend {
             );
         let chunks = split(worlds, most as usize);
         let s = &self.settings;
+        let linear_chunk =
+            packed.linear_chunk(!self.ctx.adapter().is_hardware(), s.max_linear_iterations);
+        // `step_direction` runs `linear_chunk` linear iterations, each of the
+        // continuations as many more; the cap and the pass that ends the solve need
+        // `max_linear_iterations + 1` in all (`continuations()` in step.wgsl).
+        let continuations = (s.max_linear_iterations + 1).div_ceil(linear_chunk) - 1;
         let params = Params {
             counts: [
                 0,
@@ -434,7 +454,7 @@ impl GpuBackend {
                 s.contact_tolerance as f32,
                 axion_constraints::contact::DEFAULT_FB_EPS_SQ as f32,
             ],
-            linear_chunk: packed.linear_chunk() as u32,
+            linear_chunk: linear_chunk as u32,
             limits: [
                 packed.limits as u32,
                 packed.limit_base_u as u32,
@@ -443,7 +463,8 @@ impl GpuBackend {
             ],
         };
         let (layout, dispatch_layout) = (&self.layout, &self.dispatch_layout);
-        let dispatch_bytes = 12 * self.settings.max_iterations.max(1) as u64;
+        // One triple per Newton iteration and one per continuation of each.
+        let dispatch_bytes = 12 * (s.max_iterations * (1 + continuations)).max(1) as u64;
         let batch = self.ctx.checked(|ctx| {
             let device = ctx.device();
             let storage = wgpu::BufferUsages::STORAGE;
@@ -530,6 +551,7 @@ impl GpuBackend {
             Batch {
                 packed: packed.clone(),
                 worlds,
+                continuations,
                 chunks: chunks.into_iter().map(chunk).collect(),
                 synced: None,
                 time: 0.0,
@@ -610,10 +632,7 @@ impl GpuBackend {
         }
         let p = kernels(&self.pipelines, &batch.packed)?;
         let iterations = self.settings.max_iterations;
-        // `step_direction` runs `per_dispatch` linear iterations; the cap and the pass that
-        // ends the solve need `max_linear_iterations + 1` in all.
-        let per_dispatch = batch.packed.linear_chunk();
-        let more = (self.settings.max_linear_iterations + 1).div_ceil(per_dispatch) - 1;
+        let more = batch.continuations;
         self.ctx.checked(|ctx| {
             let mut encoder = ctx.device().create_command_encoder(&Default::default());
             for _ in 0..steps {

@@ -225,7 +225,13 @@ impl Packed {
     /// and three loops over the rows. A dispatch spends half the budget on iterations,
     /// leaving the other half for the first dispatch's set-up (fewer than twenty loops
     /// over the rows). At least one iteration per dispatch.
-    pub fn linear_chunk(&self) -> usize {
+    ///
+    /// An adapter without a loop budget (`budget` false: hardware) runs the whole solve,
+    /// `max_linear` iterations and the pass that ends it, in one dispatch.
+    pub fn linear_chunk(&self, budget: bool, max_linear: usize) -> usize {
+        if !budget {
+            return max_linear + 1;
+        }
         let per_iteration = 24 * self.rows + 3 * self.bodies + 16;
         (LOOP_BUDGET / 2 / per_iteration).max(1)
     }
