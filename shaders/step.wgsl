@@ -1482,7 +1482,7 @@ fn linear_iterate() {
 
 // The `step_direction_more` dispatches of a Newton iteration: ⌈(cap + 1) / chunk⌉ − 1,
 // enough for the cap's iterations and the pass that ends the solve
-// (`GpuBackend::continuations` on the host).
+// (`Batch::continuations` in backend.rs).
 fn continuations() -> u32 {
     return (P.max_linear + P.linear_chunk) / P.linear_chunk - 1u;
 }

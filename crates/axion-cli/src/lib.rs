@@ -17,7 +17,8 @@ pub use plots::{PLOT_SIZE, Series, write_plots};
 use axion::collision::{CollisionWorld, visual_mesh};
 use axion::scenes::{self, ChainOptions, ServoJoint};
 use axion::{
-    BackendChoice, DriveDesc, Model, ModelError, SimError, Simulator, SolverSettings, StepStats,
+    BackendChoice, DriveDesc, GpuSettings, Model, ModelError, SimError, Simulator, SolverSettings,
+    StepStats,
 };
 
 /// What can go wrong in a command; printed as `error: …` with exit status 1.
@@ -48,6 +49,14 @@ pub enum CliError {
     ThreadsWithoutCpu {
         /// The backend chosen.
         backend: String,
+    },
+    /// A scene asks for an integrator that the chosen backend does not have.
+    #[error(
+        "the scene asks for the {integrator} integrator, which only the CPU backend has; run it with --backend cpu or auto"
+    )]
+    IntegratorWithoutCpu {
+        /// The scene's `integrator`.
+        integrator: String,
     },
     /// The scene could not be built.
     #[error(transparent)]
@@ -319,8 +328,8 @@ pub fn with_threads(
             threads,
             ..settings
         })),
-        gpu => Err(CliError::ThreadsWithoutCpu {
-            backend: format!("{gpu:?}"),
+        BackendChoice::Gpu | BackendChoice::GpuWith(_) => Err(CliError::ThreadsWithoutCpu {
+            backend: "the GPU backend".into(),
         }),
     }
 }
@@ -567,12 +576,7 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
     if options.worlds == 1 {
         options.worlds = s.worlds;
     }
-    // The scene's CPU settings apply to the CPU backends; an explicit GPU choice stays.
-    if matches!(options.backend, BackendChoice::Auto | BackendChoice::Cpu)
-        && (s.integrator == "energy-momentum" || s.solver != axion::SolverOverrides::default())
-    {
-        options.backend = BackendChoice::CpuWith(solver_settings(s));
-    }
+    options.backend = scene_backend(s, options.backend)?;
     let name = path
         .file_stem()
         .map_or("scene".into(), |n| n.to_string_lossy().into_owned());
@@ -586,10 +590,43 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
     )
 }
 
-/// The CPU solver settings a scene asks for: its integrator and its
-/// `[simulation.solver]` values over the defaults.
-pub fn solver_settings(s: &axion::SceneSettings) -> axion::SolverSettings {
-    let mut settings = axion::SolverSettings::default();
+/// The backend that runs a scene, given the one the command line asks for: the file's
+/// `backend = "cpu"` unless the command line names one, and the file's integrator and
+/// `[simulation.solver]` settings on the backend chosen. Under `auto` a scene with
+/// solver settings or the energy-momentum integrator runs on the CPU; the GPU has no
+/// energy-momentum integrator ([`CliError::IntegratorWithoutCpu`]).
+pub fn scene_backend(
+    s: &axion::SceneSettings,
+    mut backend: BackendChoice,
+) -> Result<BackendChoice, CliError> {
+    let energy_momentum = s.integrator == "energy-momentum";
+    let overrides = s.solver != axion::SolverOverrides::default();
+    // The file's `backend = "cpu"` stands unless the command line names a backend.
+    if s.backend == "cpu" && matches!(backend, BackendChoice::Auto) {
+        backend = BackendChoice::Cpu;
+    }
+    Ok(match backend {
+        BackendChoice::Auto | BackendChoice::Cpu if energy_momentum || overrides => {
+            BackendChoice::CpuWith(solver_settings(s, SolverSettings::default()))
+        }
+        BackendChoice::CpuWith(base) => BackendChoice::CpuWith(solver_settings(s, base)),
+        BackendChoice::Gpu | BackendChoice::GpuWith(_) if energy_momentum => {
+            return Err(CliError::IntegratorWithoutCpu {
+                integrator: s.integrator.clone(),
+            });
+        }
+        BackendChoice::Gpu if overrides => {
+            BackendChoice::GpuWith(gpu_settings(s, GpuSettings::default()))
+        }
+        BackendChoice::GpuWith(base) => BackendChoice::GpuWith(gpu_settings(s, base)),
+        other => other,
+    })
+}
+
+/// The CPU solver settings a scene asks for: its integrator (where it names the
+/// energy-momentum one) and its `[simulation.solver]` values over `base`.
+pub fn solver_settings(s: &axion::SceneSettings, base: SolverSettings) -> SolverSettings {
+    let mut settings = base;
     if s.integrator == "energy-momentum" {
         settings.integrator = axion::Integrator::EnergyMomentum;
     }
@@ -600,6 +637,22 @@ pub fn solver_settings(s: &axion::SceneSettings) -> axion::SolverSettings {
     settings.contact_tolerance = o.contact_tolerance.unwrap_or(settings.contact_tolerance);
     settings.contact_margin = o.contact_margin.unwrap_or(settings.contact_margin);
     settings
+}
+
+/// The GPU settings a scene asks for: its `[simulation.solver]` values over `base`.
+/// The fields mean the same on both backends; the GPU computes in f32, so tolerances
+/// below what f32 reaches (docs/gpu.md) leave its steps unconverged, which the run's
+/// summary reports.
+pub fn gpu_settings(s: &axion::SceneSettings, base: GpuSettings) -> GpuSettings {
+    let o = &s.solver;
+    GpuSettings {
+        max_iterations: o.max_iterations.unwrap_or(base.max_iterations),
+        velocity_tolerance: o.velocity_tolerance.unwrap_or(base.velocity_tolerance),
+        position_tolerance: o.position_tolerance.unwrap_or(base.position_tolerance),
+        contact_tolerance: o.contact_tolerance.unwrap_or(base.contact_tolerance),
+        contact_margin: o.contact_margin.unwrap_or(base.contact_margin),
+        ..base
+    }
 }
 
 /// Friction of the ground under a robot run straight from its URDF file.

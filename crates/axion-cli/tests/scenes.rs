@@ -3,8 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use axion::{BackendChoice, SceneFormat, parse_scene, parse_scene_as, parse_scene_in};
-use axion_cli::{RunOptions, check_scene, run_scene, solver_settings};
+use axion::{BackendChoice, GpuSettings, SceneFormat, parse_scene, parse_scene_as, parse_scene_in};
+use axion_cli::{
+    CliError, RunOptions, check_scene, gpu_settings, run_scene, scene_backend, solver_settings,
+};
 use proptest::prelude::*;
 
 fn root() -> PathBuf {
@@ -214,7 +216,7 @@ fn solver_settings_from_the_file_are_used() {
     let path = dir.join("one_iteration.toml");
     std::fs::write(&path, &text).unwrap();
     let scene = axion::load_scene(&path).unwrap();
-    let settings = solver_settings(&scene.settings);
+    let settings = solver_settings(&scene.settings, axion::SolverSettings::default());
     assert_eq!(settings.max_iterations, 1);
     assert_eq!(settings.contact_margin, 0.05);
     let summary = run_scene(
@@ -236,6 +238,95 @@ fn solver_settings_from_the_file_are_used() {
             .to_string()
             .contains("max_iterations")
     );
+}
+
+/// A scene's own settings reach the backend that runs it: `[simulation.solver]` the
+/// GPU's settings under `--backend gpu` (fields it does not set keep the GPU's values)
+/// and a given CPU configuration (its threads kept); `backend = "cpu"` holds under
+/// `auto` but not against an explicit `--backend gpu`; a scene that asks for the
+/// energy-momentum integrator, which the GPU does not have, is refused there before any
+/// adapter is looked for, and runs on the CPU. On the device, a file's
+/// `max_iterations = 1` caps every step at one Newton iteration.
+#[test]
+fn scene_settings_reach_the_backend_that_runs_it() {
+    let pendulum = std::fs::read_to_string(root().join("examples/scenes/pendulum.toml"))
+        .unwrap()
+        .replace("duration = 5.0", "duration = 0.2");
+    assert!(pendulum.contains("integrator = \"energy-momentum\""));
+    let euler = pendulum.replace(
+        "integrator = \"energy-momentum\"",
+        "integrator = \"backward-euler\"",
+    );
+    let solver = "\n[simulation.solver]\nmax_iterations = 7\nvelocity_tolerance = 1e-3\n";
+    let settings = |text: &str| parse_scene(text).unwrap().settings;
+
+    let tuned = settings(&(euler.clone() + solver));
+    let base = GpuSettings {
+        max_linear_iterations: 12,
+        ..GpuSettings::default()
+    };
+    let expected = GpuSettings {
+        max_iterations: 7,
+        velocity_tolerance: 1e-3,
+        ..base
+    };
+    assert_eq!(gpu_settings(&tuned, base), expected);
+    assert_eq!(
+        scene_backend(&tuned, BackendChoice::GpuWith(base)).unwrap(),
+        BackendChoice::GpuWith(expected)
+    );
+    let threaded = axion::SolverSettings {
+        threads: 2,
+        ..Default::default()
+    };
+    match scene_backend(&tuned, BackendChoice::CpuWith(threaded)).unwrap() {
+        BackendChoice::CpuWith(s) => {
+            assert_eq!((s.threads, s.max_iterations), (2, 7));
+            assert_eq!(s.velocity_tolerance, 1e-3);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let on_cpu = settings(&euler.replace("[simulation]", "[simulation]\nbackend = \"cpu\""));
+    assert_eq!(on_cpu.backend, "cpu");
+    let chosen = |backend| scene_backend(&on_cpu, backend).unwrap();
+    assert_eq!(chosen(BackendChoice::Auto), BackendChoice::Cpu);
+    assert_eq!(chosen(BackendChoice::Gpu), BackendChoice::Gpu);
+
+    let dir = std::env::temp_dir().join(format!("axion-backend-scene-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("energy_momentum.toml");
+    std::fs::write(&path, &pendulum).unwrap();
+    for backend in [
+        BackendChoice::Gpu,
+        BackendChoice::GpuWith(GpuSettings::default()),
+    ] {
+        let options = RunOptions { backend, ..quick() };
+        match run_scene(&path, &options) {
+            Err(e @ CliError::IntegratorWithoutCpu { .. }) => {
+                assert!(e.to_string().contains("energy-momentum"), "{e}")
+            }
+            other => panic!("expected the integrator to be refused, got {other:?}"),
+        }
+    }
+    run_scene(&path, &quick()).unwrap();
+
+    if std::env::var("AXION_GPU_TESTS").is_ok_and(|v| v == "skip") {
+        std::fs::remove_dir_all(&dir).unwrap();
+        return;
+    }
+    let path = dir.join("one_iteration.toml");
+    std::fs::write(&path, euler + "\n[simulation.solver]\nmax_iterations = 1\n").unwrap();
+    let options = RunOptions {
+        backend: BackendChoice::Gpu,
+        duration: None,
+        ..quick()
+    };
+    let summary = run_scene(&path, &options)
+        .unwrap_or_else(|e| panic!("{e} (set AXION_GPU_TESTS=skip without an adapter)"));
+    assert_eq!(summary.max_iterations, 1, "{summary}");
+    assert!(summary.converged_share < 1.0, "{summary}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -55,7 +55,8 @@ pub enum BackendChoice {
     /// The CPU reference with custom solver settings.
     CpuWith(SolverSettings),
     /// The GPU backend (f32, wgpu): an error if there is no adapter or the model uses
-    /// what it does not implement yet (contacts).
+    /// what it does not implement yet (convex hulls, meshes or height fields that may
+    /// collide).
     Gpu,
     /// The GPU backend with custom settings.
     GpuWith(GpuSettings),
