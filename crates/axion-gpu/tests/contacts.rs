@@ -195,10 +195,16 @@ fn skid_steer_matches_cpu_at_large_steps() {
         position_tolerance: 1e-5,
         ..GpuSettings::default()
     };
-    for (what, speeds, settings) in [
-        ("straight", [4.0, 4.0, 4.0], GpuSettings::default()),
-        ("turning", [2.0, 6.0, 4.0], GpuSettings::default()),
-        ("turning, joint tolerance 1e-5", [2.0, 6.0, 4.0], looser),
+    // (what, wheel speeds, settings, whether every step must converge)
+    for (what, speeds, settings, every_step) in [
+        ("straight", [4.0, 4.0, 4.0], GpuSettings::default(), true),
+        ("turning", [2.0, 6.0, 4.0], GpuSettings::default(), false),
+        (
+            "turning, joint tolerance 1e-5",
+            [2.0, 6.0, 4.0],
+            looser,
+            true,
+        ),
     ] {
         let model = scenes::skid_steer(speeds).unwrap();
         let chassis = model.body_id("chassis").unwrap().0;
@@ -211,7 +217,7 @@ fn skid_steer_matches_cpu_at_large_steps() {
                 dx <= 1e-3 && dtheta <= 1e-3,
                 "{name}: chassis differs by {dx} m, {dtheta} rad"
             );
-            if what != "turning" {
+            if every_step {
                 assert_eq!(p.converged, p.steps, "{name}: unconverged steps");
             }
         }
