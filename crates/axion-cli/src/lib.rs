@@ -38,12 +38,12 @@ pub enum CliError {
         /// The value given.
         value: f64,
     },
-    /// `--fixed-base` given for a scene file (robots in scene files say `fixed_base`
-    /// themselves).
+    /// `--fixed-base` or `--package-path` given for a scene file (robots in scene files
+    /// say `fixed_base` and `package_paths` themselves).
     #[error(
-        "--fixed-base applies to URDF files; in a scene file set `fixed_base = true` on the robot"
+        "--fixed-base and --package-path apply to URDF files; in a scene file set `fixed_base = true` or `package_paths = [...]` on the robot"
     )]
-    FixedBaseWithoutUrdf,
+    RobotOptionsWithoutUrdf,
     /// `--threads` asked of a backend that has no worker threads.
     #[error("--threads applies to the CPU backend, not to {backend}")]
     ThreadsWithoutCpu {
@@ -571,6 +571,7 @@ pub fn run_demo(demo: &Demo, options: &RunOptions) -> Result<Summary, CliError> 
 /// drive schedules.
 pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError> {
     let scene = axion::load_scene(path)?;
+    print_warnings(&scene.warnings);
     let s = &scene.settings;
     let mut options = options.clone();
     if options.worlds == 1 {
@@ -661,17 +662,31 @@ pub const URDF_GROUND_FRICTION: f64 = 0.8;
 /// Time step and duration (s) of a robot run straight from its URDF file.
 pub const URDF_RUN: (f64, f64) = (0.01, 3.0);
 
+/// How a URDF file is set up when it is run or checked on its own.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UrdfSetup {
+    /// Bolt the root link to the world at the origin.
+    pub fixed_base: bool,
+    /// Folders searched for `package://` names (before `ROS_PACKAGE_PATH`).
+    pub package_paths: Vec<PathBuf>,
+}
+
 /// A URDF robot on flat ground (a half-space, μ = [`URDF_GROUND_FRICTION`], also the
 /// robot's friction), without drives. With `fixed_base` the root link is bolted to the
 /// world at the origin and the ground is at z = 0, or 1 mm below the lowest point of the
 /// moving links if they reach lower; otherwise the robot stands on the ground at z = 0
-/// with its lowest point 1 mm above it. Meshes are found relative to the file.
-pub fn urdf_model(path: &Path, fixed_base: bool) -> Result<Model, CliError> {
+/// with its lowest point 1 mm above it. Meshes are found relative to the file and on
+/// the setup's package paths. Returns the model and what the import found (its
+/// warnings included).
+pub fn urdf_model(
+    path: &Path,
+    setup: &UrdfSetup,
+) -> Result<(Model, axion::ImportedRobot), CliError> {
     let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let import = |base_height: f64, ground: Option<f64>| -> Result<Model, CliError> {
+    let import = |base_height: f64, ground: Option<f64>| {
         let mut b = axion::ModelBuilder::new();
         if let Some(z) = ground {
             let plane = axion::ShapeDesc::from_geometry(axion::Geometry::HalfSpace {
@@ -689,16 +704,17 @@ pub fn urdf_model(path: &Path, fixed_base: bool) -> Result<Model, CliError> {
         }
         let options = axion::UrdfOptions {
             base_pose: nalgebra::Isometry3::translation(0.0, 0.0, base_height),
-            fixed_base,
+            fixed_base: setup.fixed_base,
             friction: URDF_GROUND_FRICTION,
-            mesh_folder: path.parent().map(Path::to_path_buf),
+            file: Some(path.to_path_buf()),
+            package_paths: setup.package_paths.clone(),
             ..Default::default()
         };
-        axion::import_urdf(&text, &options, &mut b)?;
-        Ok(b.build()?)
+        let imported = axion::import_urdf(&text, &options, &mut b)?;
+        Ok::<_, CliError>((b.build()?, imported))
     };
     // The lowest point of the robot's moving shapes (or centres of mass) as described.
-    let robot = import(0.0, None)?;
+    let (robot, imported) = import(0.0, None)?;
     let mut lowest = f64::INFINITY;
     for body in robot.bodies().iter().filter(|b| b.is_dynamic()) {
         let pose = body.reference_pose(&body.initial_pose);
@@ -713,36 +729,54 @@ pub fn urdf_model(path: &Path, fixed_base: bool) -> Result<Model, CliError> {
             }
         }
     }
-    if fixed_base {
-        import(0.0, Some(0.0f64.min(lowest - 1e-3)))
+    let fixed_base = imported.fixed_base;
+    let (model, _) = if fixed_base {
+        import(0.0, Some(0.0f64.min(lowest - 1e-3)))?
     } else {
-        import(1e-3 - lowest, Some(0.0))
+        import(1e-3 - lowest, Some(0.0))?
+    };
+    Ok((model, imported))
+}
+
+/// Prints an import's warnings on standard error, one a line.
+pub fn print_warnings(warnings: &[axion::ImportWarning]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
     }
 }
 
 /// Runs a URDF robot as [`urdf_model`] sets it up ([`URDF_RUN`] unless `options` say
-/// otherwise).
-pub fn run_urdf(path: &Path, fixed_base: bool, options: &RunOptions) -> Result<Summary, CliError> {
-    let model = urdf_model(path, fixed_base)?;
+/// otherwise), after printing the import's warnings.
+pub fn run_urdf(path: &Path, setup: &UrdfSetup, options: &RunOptions) -> Result<Summary, CliError> {
+    let (model, imported) = urdf_model(path, setup)?;
+    print_warnings(&imported.warnings);
     let name = path
         .file_stem()
         .map_or("robot".into(), |n| n.to_string_lossy().into_owned());
     run_model(&name, model, URDF_RUN.0, URDF_RUN.1, &[], options)
 }
 
-/// Checks a URDF robot: builds it as [`urdf_model`] does and describes it.
-pub fn check_urdf(path: &Path, fixed_base: bool) -> Result<String, CliError> {
-    let m = urdf_model(path, fixed_base)?;
+/// Checks a URDF robot: builds it as [`urdf_model`] does and describes it — the
+/// import's warnings (repairs, merges, elements not simulated), one line a warning,
+/// then a summary of the robot and of the model.
+pub fn check_urdf(path: &Path, setup: &UrdfSetup) -> Result<String, CliError> {
+    let (m, imported) = urdf_model(path, setup)?;
     Simulator::new(m.clone(), 1, URDF_RUN.0, BackendChoice::Auto)?;
-    Ok(format!(
-        "{}: ok — {} bodies (with the ground), {} joints ({} rows), {} joint ranges, {} dampers",
+    let mut text = String::new();
+    for w in &imported.warnings {
+        text.push_str(&format!("warning: {w}\n"));
+    }
+    text.push_str(&format!(
+        "{}: ok — {}; {} bodies (with the ground), {} joints ({} rows), {} joint ranges, {} dampers",
         path.display(),
+        imported.summary(),
         m.bodies().len(),
         m.joints().len(),
         m.joint_row_count(),
         m.joints().iter().filter(|j| j.range().is_some()).count(),
         m.joints().iter().filter(|j| j.damper.is_some()).count(),
-    ))
+    ));
+    Ok(text)
 }
 
 /// Whether `path` names a URDF file (by its extension).
@@ -756,6 +790,11 @@ pub fn is_urdf(path: &Path) -> bool {
 pub fn check_scene(path: &Path) -> Result<String, CliError> {
     let scene = axion::load_scene(path)?;
     let m = &scene.model;
+    let warnings: String = scene
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .collect();
     Simulator::new(
         m.clone(),
         scene.settings.worlds,
@@ -763,7 +802,7 @@ pub fn check_scene(path: &Path) -> Result<String, CliError> {
         BackendChoice::Auto,
     )?;
     Ok(format!(
-        "{}: ok — {} bodies, {} joints ({} rows), {} drives; dt {} s, duration {} s, {} world(s)",
+        "{warnings}{}: ok — {} bodies, {} joints ({} rows), {} drives; dt {} s, duration {} s, {} world(s)",
         path.display(),
         m.bodies().len(),
         m.joints().len(),

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 use axion::BackendChoice;
 use axion_cli::{
-    CliError, DEMOS, RunOptions, Summary, check_scene, check_urdf, find, is_urdf, run_demo,
-    run_scene, run_urdf,
+    CliError, DEMOS, RunOptions, Summary, UrdfSetup, check_scene, check_urdf, find, is_urdf,
+    run_demo, run_scene, run_urdf,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -46,10 +46,8 @@ enum Command {
     Run {
         /// The scene or URDF file.
         scene: PathBuf,
-        /// A URDF robot's root link is bolted to the world at the origin (otherwise the
-        /// robot stands on the ground, its lowest point 1 mm above it).
-        #[arg(long)]
-        fixed_base: bool,
+        #[command(flatten)]
+        robot: RobotArgs,
         #[command(flatten)]
         run: RunArgs,
     },
@@ -57,10 +55,36 @@ enum Command {
     Check {
         /// The scene or URDF file.
         scene: PathBuf,
-        /// As for `run`.
-        #[arg(long)]
-        fixed_base: bool,
+        #[command(flatten)]
+        robot: RobotArgs,
     },
+}
+
+#[derive(Args)]
+struct RobotArgs {
+    /// A URDF robot's root link is bolted to the world at the origin (otherwise the
+    /// robot stands on the ground, its lowest point 1 mm above it; a root link named
+    /// `world` is bolted down either way).
+    #[arg(long)]
+    fixed_base: bool,
+    /// A folder searched for a URDF's `package://NAME/…` meshes (the package folder or
+    /// one above it; repeatable; searched before ROS_PACKAGE_PATH).
+    #[arg(long = "package-path", value_name = "DIR")]
+    package_paths: Vec<PathBuf>,
+}
+
+impl RobotArgs {
+    fn setup(&self) -> UrdfSetup {
+        UrdfSetup {
+            fixed_base: self.fixed_base,
+            package_paths: self.package_paths.clone(),
+        }
+    }
+
+    /// Whether anything was given that only a URDF file uses.
+    fn given(&self) -> bool {
+        self.fixed_base || !self.package_paths.is_empty()
+    }
 }
 
 #[derive(Args)]
@@ -157,22 +181,20 @@ fn main() -> ExitCode {
                 .and_then(|d| run_demo(d, &run.options()));
             report(result, run.out.as_ref())
         }
-        Command::Run {
-            scene,
-            fixed_base,
-            run,
-        } => {
+        Command::Run { scene, robot, run } => {
             let result = if is_urdf(&scene) {
-                run_urdf(&scene, fixed_base, &run.options())
-            } else if fixed_base {
-                Err(CliError::FixedBaseWithoutUrdf)
+                run_urdf(&scene, &robot.setup(), &run.options())
+            } else if robot.given() {
+                Err(CliError::RobotOptionsWithoutUrdf)
             } else {
                 run_scene(&scene, &run.options())
             };
             report(result, run.out.as_ref())
         }
-        Command::Check { scene, fixed_base } => match if is_urdf(&scene) {
-            check_urdf(&scene, fixed_base)
+        Command::Check { scene, robot } => match if is_urdf(&scene) {
+            check_urdf(&scene, &robot.setup())
+        } else if robot.given() {
+            Err(CliError::RobotOptionsWithoutUrdf)
         } else {
             check_scene(&scene)
         } {

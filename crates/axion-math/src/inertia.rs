@@ -8,6 +8,106 @@ use crate::pose::{Twist, Wrench, angular, linear, twist};
 /// Relative tolerance of the symmetry and triangle-inequality checks on inertia tensors.
 const INERTIA_TOLERANCE: f64 = 1e-9;
 
+/// The principal moments of a symmetric tensor, ascending, with the principal axes as
+/// the matching columns of a rotation matrix $Q$: $I = Q \operatorname{diag}(\lambda) Q^\top$.
+pub fn principal_moments(inertia: &Matrix3<f64>) -> ([f64; 3], Matrix3<f64>) {
+    let eigen = SymmetricEigen::new(*inertia);
+    let mut order = [0, 1, 2];
+    order.sort_by(|&a, &b| eigen.eigenvalues[a].total_cmp(&eigen.eigenvalues[b]));
+    let moments = order.map(|k| eigen.eigenvalues[k]);
+    let axes = Matrix3::from_columns(&order.map(|k| eigen.eigenvectors.column(k).into_owned()));
+    (moments, axes)
+}
+
+/// Whether ascending moments break the triangle inequality $I_3 \le I_1 + I_2$ beyond
+/// the relative tolerance of [`MassProperties::new`].
+fn violates_triangle(m: [f64; 3]) -> bool {
+    m[2] > (m[0] + m[1]) * (1.0 + INERTIA_TOLERANCE)
+}
+
+/// Mass, centre of mass and inertia about it of rigidly joined parts, each given as
+/// (mass $m_i$, centre $c_i$, inertia $I_i$ about $c_i$), all in one frame:
+/// $m = \sum m_i$, $c = \sum m_i c_i / m$ and
+/// $I = \sum I_i + m_i (\lVert d_i \rVert^2 \mathbb 1 - d_i d_i^\top)$ with
+/// $d_i = c_i - c$ (the parallel-axis theorem). `None` when the total mass is not
+/// positive.
+pub fn combine_parts(
+    parts: &[(f64, Vector3<f64>, Matrix3<f64>)],
+) -> Option<(f64, Vector3<f64>, Matrix3<f64>)> {
+    let mass: f64 = parts.iter().map(|p| p.0).sum();
+    if mass <= 0.0 {
+        return None;
+    }
+    let com = parts.iter().map(|p| p.0 * p.1).sum::<Vector3<f64>>() / mass;
+    let inertia = parts.iter().fold(Matrix3::zeros(), |acc, (m, c, i)| {
+        let d = c - com;
+        acc + i + (Matrix3::identity() * d.norm_squared() - d * d.transpose()) * *m
+    });
+    Some((mass, com, inertia))
+}
+
+/// What [`repair_inertia`] did with a tensor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InertiaRepair {
+    /// The tensor is a valid inertia as it is ([`MassProperties::new`] accepts it).
+    Valid,
+    /// The tensor was not valid; `inertia` is the repaired one, with the same principal
+    /// axes, and the principal moments (ascending) before and after.
+    Repaired {
+        /// Moments as given.
+        before: [f64; 3],
+        /// Moments of `inertia`.
+        after: [f64; 3],
+        /// The repaired tensor.
+        inertia: Matrix3<f64>,
+    },
+    /// Every moment is zero or negative: there is no inertia to repair.
+    Empty {
+        /// Moments as given.
+        moments: [f64; 3],
+    },
+}
+
+/// Smallest principal moment a repair leaves, relative to the largest.
+pub const REPAIR_FLOOR: f64 = 1e-6;
+
+/// Repairs a symmetric tensor that is not a physical inertia, keeping its principal axes
+/// and moving its principal moments $\lambda_1 \le \lambda_2 \le \lambda_3$ as little
+/// as possible:
+///
+/// 1. negative moments become 0;
+/// 2. if $\lambda_3 > \lambda_1 + \lambda_2$, the moments are projected onto the plane
+///    $\lambda_3 = \lambda_1 + \lambda_2$ (the nearest point of the valid set, in the
+///    Euclidean norm of the moments): with $\delta = (\lambda_3 - \lambda_1 - \lambda_2)/3$,
+///    $\lambda_{1,2} \mathrel{+}= \delta$ and $\lambda_3 \mathrel{-}= \delta$;
+/// 3. a moment still below [`REPAIR_FLOOR`]$\,\lambda_3$ is raised to it (a thin rod's
+///    zero moment about its axis).
+///
+/// MuJoCo's `balanceinertia` instead sets all three moments to their mean.
+pub fn repair_inertia(inertia: &Matrix3<f64>) -> InertiaRepair {
+    let sym = (inertia + inertia.transpose()) * 0.5;
+    let (before, axes) = principal_moments(&sym);
+    if before[0] > 0.0 && !violates_triangle(before) {
+        return InertiaRepair::Valid;
+    }
+    let mut m = before.map(|x| x.max(0.0));
+    if m[2] <= 0.0 {
+        return InertiaRepair::Empty { moments: before };
+    }
+    if m[2] > m[0] + m[1] {
+        let delta = (m[2] - m[0] - m[1]) / 3.0;
+        m = [m[0] + delta, m[1] + delta, m[2] - delta];
+    }
+    let floor = REPAIR_FLOOR * m[2];
+    let after = m.map(|x| x.max(floor));
+    let inertia = axes * Matrix3::from_diagonal(&Vector3::from(after)) * axes.transpose();
+    InertiaRepair::Repaired {
+        before,
+        after,
+        inertia: (inertia + inertia.transpose()) * 0.5,
+    }
+}
+
 /// Mass $m$ and body-frame inertia $I_b$ about the centre of mass, with their inverses.
 ///
 /// A static (or kinematic) body has infinite mass: both inverses are zero, see
@@ -39,17 +139,11 @@ impl MassProperties {
             return Err(MathError::InertiaNotSymmetric { asymmetry });
         }
         let sym = (inertia + inertia.transpose()) * 0.5;
-        let mut m: Vec<f64> = SymmetricEigen::new(sym)
-            .eigenvalues
-            .iter()
-            .copied()
-            .collect();
-        m.sort_by(f64::total_cmp);
-        let moments = [m[0], m[1], m[2]];
+        let (moments, _) = principal_moments(&sym);
         if moments[0] <= 0.0 {
             return Err(MathError::NonPositiveInertia { moments });
         }
-        if moments[2] > (moments[0] + moments[1]) * (1.0 + INERTIA_TOLERANCE) {
+        if violates_triangle(moments) {
             return Err(MathError::InertiaTriangleInequality { moments });
         }
         let inv_inertia = sym

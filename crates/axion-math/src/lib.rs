@@ -22,7 +22,7 @@ pub mod pose;
 
 pub use basis::{orthobasis, wrap_angle};
 pub use error::MathError;
-pub use inertia::MassProperties;
+pub use inertia::{InertiaRepair, MassProperties, combine_parts, repair_inertia};
 pub use kinematics::{
     exp_map, integrate, kinematic_map, kinematic_map_transpose, left_jacobian, quaternion_rate,
     quaternion_rate_matrix, rotation_between,

@@ -9,18 +9,17 @@
 //! * [`Control`]: drive targets and external wrenches per world;
 //! * [`Backend`]: the trait the CPU and GPU backends implement, with [`StepStats`].
 //!
-//! Scene files (TOML) are read by [`scene`]; energy and constraint-error measures for
-//! tests and reports are in [`measure`].
+//! Energy and constraint-error measures for tests and reports are in [`measure`]. Scene
+//! files, URDF robots and meshes are read by the `axion-import` crate, so a program that
+//! builds its models in code compiles no file parser.
 
 pub mod backend;
 pub mod desc;
 pub mod error;
 pub mod measure;
 pub mod model;
-pub mod scene;
 pub mod shape;
 pub mod state;
-pub mod urdf;
 
 pub use backend::{Backend, StepReport, StepStats};
 pub use desc::{
@@ -29,12 +28,7 @@ pub use desc::{
 };
 pub use error::{ModelError, StepError};
 pub use model::{Body, JointRange, Model, ModelBuilder, ModelDrive, ModelJoint};
-pub use scene::{
-    DriveSchedule, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides, load_scene,
-    parse_scene, parse_scene_as, parse_scene_in,
-};
 pub use shape::{
     Anisotropy, CollisionFilter, Geometry, MAX_SHAPE_SIZE, Material, Shape, ShapeDesc,
 };
 pub use state::{Control, State, WorldMut};
-pub use urdf::{ImportedRobot, UrdfError, UrdfOptions, import_urdf};

@@ -432,31 +432,24 @@ impl ShapeDesc {
     }
 }
 
-/// Mass, centre of mass and inertia about it of the solids among `shapes`
-/// (parallel-axis theorem: $I = \sum_s R_s I_s R_s^\top + m_s(|d_s|^2 I - d_s d_s^\top)$,
-/// $d_s$ from the common centre of mass), in the body frame. `None` for zero total mass.
+/// Mass, centre of mass and inertia about it of the solids among `shapes`, in the body
+/// frame ([`axion_math::combine_parts`] of each solid's $m_s$, centre and
+/// $R_s I_s R_s^\top$). `None` for zero total mass.
 pub fn combined_mass(shapes: &[ShapeDesc]) -> Option<(f64, Vector3<f64>, Matrix3<f64>)> {
-    let solids: Vec<(&ShapeDesc, Shape, f64)> = shapes
+    let parts: Vec<_> = shapes
         .iter()
         .filter_map(|s| match s.geometry {
-            Geometry::Solid(shape) => Some((s, shape, s.density * shape.volume())),
+            Geometry::Solid(shape) => {
+                let m = s.density * shape.volume();
+                let r = s.local_pose.rotation.to_rotation_matrix().into_inner();
+                Some((
+                    m,
+                    s.local_pose.translation.vector,
+                    r * shape.unit_inertia(m) * r.transpose(),
+                ))
+            }
             _ => None,
         })
         .collect();
-    let total: f64 = solids.iter().map(|(_, _, m)| m).sum();
-    if total <= 0.0 {
-        return None;
-    }
-    let com = solids
-        .iter()
-        .map(|(s, _, m)| s.local_pose.translation.vector * *m)
-        .sum::<Vector3<f64>>()
-        / total;
-    let inertia = solids.iter().fold(Matrix3::zeros(), |acc, (s, shape, m)| {
-        let r = s.local_pose.rotation.to_rotation_matrix().into_inner();
-        let d = s.local_pose.translation.vector - com;
-        acc + r * shape.unit_inertia(*m) * r.transpose()
-            + (Matrix3::identity() * d.norm_squared() - d * d.transpose()) * *m
-    });
-    Some((total, com, inertia))
+    axion_math::combine_parts(&parts)
 }

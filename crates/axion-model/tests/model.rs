@@ -304,18 +304,3 @@ fn bad_descriptions_get_errors_that_name_the_culprit() {
     // A non-unit axis is normalised, not rejected, at the model level (URDF axes often are).
     assert_eq!(model.joints()[0].joint.row_count(), 5);
 }
-
-/// A drive schedule is piecewise linear through its points, with the segment's slope
-/// as rate, and constant (rate 0) outside them.
-#[test]
-fn drive_schedule_interpolates_its_points() {
-    let s = DriveSchedule {
-        drive: DriveId(0),
-        points: vec![(1.0, 2.0), (3.0, 6.0), (4.0, 6.0)],
-    };
-    assert_eq!(s.at(0.0), (2.0, 0.0));
-    assert_eq!(s.at(1.0), (2.0, 2.0));
-    assert_eq!(s.at(2.5), (5.0, 2.0));
-    assert_eq!(s.at(3.5), (6.0, 0.0));
-    assert_eq!(s.at(9.0), (6.0, 0.0));
-}

@@ -29,14 +29,18 @@ pub use axion_collision as collision;
 pub use axion_constraints as constraints;
 pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
 pub use axion_gpu::{GpuBackend, GpuError, GpuSettings};
+pub use axion_import as import;
+pub use axion_import::{
+    DriveSchedule, ImportWarning, ImportedRobot, InertiaPolicy, Scene, SceneError, SceneFormat,
+    SceneSettings, SolverOverrides, UrdfError, UrdfErrorKind, UrdfOptions, import_urdf,
+    import_urdf_file, load_scene, parse_scene, parse_scene_as, parse_scene_in,
+};
 pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors};
 pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, DriveDesc, DriveId,
-    DriveSchedule, Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange, JointType,
-    Material, Model, ModelBuilder, ModelError, Scene, SceneError, SceneFormat, SceneSettings,
-    Shape, ShapeDesc, SolverOverrides, State, StepError, StepReport, StepStats, UrdfError,
-    UrdfOptions, import_urdf, load_scene, parse_scene, parse_scene_as, parse_scene_in,
+    Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange, JointType, Material,
+    Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError, StepReport, StepStats,
 };
 
 /// Everything a typical program needs.

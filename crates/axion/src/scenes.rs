@@ -6,9 +6,10 @@ use std::f64::consts::FRAC_PI_4;
 
 use std::collections::HashMap;
 
+use axion_import::{UrdfError, UrdfOptions, import_urdf};
 use axion_model::{
     Anisotropy, BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointLimits, JointType, Material,
-    Model, ModelBuilder, ModelError, Shape, ShapeDesc, UrdfError, UrdfOptions, import_urdf,
+    Model, ModelBuilder, ModelError, Shape, ShapeDesc,
 };
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 

@@ -141,13 +141,21 @@ fn urdf_errors_name_the_problem() {
             .unwrap_err()
             .to_string()
     };
-    assert!(bad("<robot name=\"r\"><link name=\"a\"").contains("invalid URDF"));
+    assert!(bad("<robot name=\"r\"><link name=\"a\"").contains("not a readable XML file"));
     let two_roots = "<robot name=\"r\"><link name=\"a\"/><link name=\"b\"/></robot>";
     assert!(bad(two_roots).contains("one root link"));
     let mesh = "<robot name=\"r\"><link name=\"a\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" ixy=\"0\" ixz=\"0\" iyy=\"1\" iyz=\"0\" izz=\"1\"/></inertial><collision><geometry><mesh filename=\"a.stl\"/></geometry></collision></link></robot>";
     assert!(bad(mesh).contains("collision mesh \"a.stl\""));
+    // A root without mass is bolted to the world, and the import says so.
     let massless = "<robot name=\"r\"><link name=\"a\"/></robot>";
-    assert!(bad(massless).contains("\"a\"") && bad(massless).contains("mass"));
+    let imported =
+        import_urdf(massless, &UrdfOptions::default(), &mut ModelBuilder::new()).unwrap();
+    assert!(imported.fixed_base);
+    let warning = imported.warnings[0].to_string();
+    assert!(
+        warning.contains("\"a\" has no mass") && warning.contains("fixed base"),
+        "{warning}"
+    );
     let unknown_drive = UrdfOptions {
         drives: HashMap::from([(
             "nope".to_string(),
@@ -466,7 +474,7 @@ fn urdf_stl_meshes_collide() {
 
     let options = |fixed_base| UrdfOptions {
         fixed_base,
-        mesh_folder: Some(dir.clone()),
+        file: Some(dir.join("brick.urdf")),
         ..Default::default()
     };
     let mut b = ModelBuilder::new();
@@ -482,8 +490,20 @@ fn urdf_stl_meshes_collide() {
             .to_string()
     };
     std::fs::write(dir.join("brick.dae"), "<COLLADA/>").unwrap();
-    assert!(refused("brick.dae", &options(false)).contains("only STL"));
-    assert!(refused("nowhere.stl", &options(false)).contains("no such file"));
-    assert!(refused("brick.stl", &UrdfOptions::default()).contains("without a folder"));
+    let err = refused("brick.dae", &options(false));
+    assert!(
+        err.contains("brick.urdf:1:") && err.contains("brick.dae"),
+        "{err}"
+    );
+    let err = refused("nowhere.stl", &options(false));
+    assert!(
+        err.contains("not found; tried") && err.contains("nowhere.stl"),
+        "{err}"
+    );
+    let err = refused("brick.stl", &UrdfOptions::default());
+    assert!(
+        err.contains("collision mesh \"brick.stl\": not found"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -30,10 +30,11 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use toml::Spanned;
 
-use crate::desc::{BodyDesc, DriveDesc, DriveId, JointDesc, JointDynamics, JointLimits, JointType};
-use crate::model::{Model, ModelBuilder};
-use crate::shape::{Anisotropy, CollisionFilter, Geometry, Material, Shape, ShapeDesc};
-use crate::state::Control;
+use axion_model::{
+    Anisotropy, BodyDesc, CollisionFilter, Control, DriveDesc, DriveId, Geometry, JointDesc,
+    JointDynamics, JointLimits, JointType, Material, Model, ModelBuilder, Shape, ShapeDesc,
+};
+
 use crate::urdf::{UrdfOptions, import_urdf};
 use axion_constraints::drive::DriveMode as DriveModeKind;
 
@@ -153,6 +154,9 @@ pub struct Scene {
     pub settings: SceneSettings,
     /// Drive targets over time (`targets = [[t, value], …]` on a drive).
     pub schedules: Vec<DriveSchedule>,
+    /// What the import of its robots had to say (repairs, merges, elements not
+    /// simulated).
+    pub warnings: Vec<crate::ImportWarning>,
 }
 
 /// The two spellings of a scene file.
@@ -278,6 +282,9 @@ struct RobotFile {
     friction: f64,
     #[serde(default)]
     drives: Vec<RobotDriveFile>,
+    /// Folders searched for `package://` names, relative to the scene file.
+    #[serde(default)]
+    package_paths: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -398,6 +405,7 @@ enum ShapeType {
     Cylinder,
     HalfSpace,
     ConvexHull,
+    Mesh,
 }
 
 #[derive(Deserialize)]
@@ -410,6 +418,10 @@ struct ShapeFile {
     half_length: Option<f64>,
     normal: Option<[f64; 3]>,
     points: Option<Vec<[f64; 3]>>,
+    /// Mesh file (STL, OBJ or COLLADA), relative to the scene file.
+    file: Option<String>,
+    /// Scale of a mesh's vertices, per axis.
+    scale: Option<[f64; 3]>,
     #[serde(default)]
     position: [f64; 3],
     #[serde(default)]
@@ -507,8 +519,9 @@ fn line_of(text: &str, at: usize) -> usize {
 }
 
 impl ShapeFile {
-    /// The shape, or what it lacks.
-    fn to_desc(&self) -> Result<ShapeDesc, String> {
+    /// The shape, or what it lacks. Mesh files are found from `folder`; a mesh is its
+    /// convex hull on a moving body and the triangle mesh on a static one.
+    fn to_desc(&self, folder: &std::path::Path, is_static: bool) -> Result<ShapeDesc, String> {
         let need = |v: Option<f64>, field: &str| {
             v.ok_or_else(|| format!("a {} shape needs `{field}`", self.name()))
         };
@@ -542,6 +555,23 @@ impl ShapeFile {
                     .map(|p| Vector3::from(*p))
                     .collect(),
             },
+            ShapeType::Mesh => {
+                let file = self.file.as_ref().ok_or("a mesh shape needs `file`")?;
+                let path = crate::package::resolve_uri(file, Some(folder), &[])
+                    .map_err(|u| format!("mesh {file:?}: {u}"))?;
+                let scale = Vector3::from(self.scale.unwrap_or([1.0; 3]));
+                let mesh = crate::mesh::load_mesh(&path, scale).map_err(|e| e.to_string())?;
+                if is_static {
+                    Geometry::TriMesh {
+                        vertices: mesh.vertices,
+                        indices: mesh.triangles,
+                    }
+                } else {
+                    Geometry::ConvexHull {
+                        points: mesh.vertices,
+                    }
+                }
+            }
         };
         let anisotropy = match (self.friction_axis, self.friction_across) {
             (Some(axis), Some(friction_perp)) => Some(Anisotropy {
@@ -574,6 +604,7 @@ impl ShapeFile {
             ShapeType::Cylinder => "cylinder",
             ShapeType::HalfSpace => "half-space",
             ShapeType::ConvexHull => "convex-hull",
+            ShapeType::Mesh => "mesh",
         }
     }
 }
@@ -666,6 +697,7 @@ pub fn parse_scene_as(
     // Scheduled drives are known by joint name until the model is built.
     let mut scheduled: Vec<(usize, String, Points)> = Vec::new();
     let mut ids = std::collections::HashMap::new();
+    let mut warnings = Vec::new();
     for (i, body) in file.bodies.iter().enumerate() {
         let line = nth(&lines.bodies, i);
         let mut desc = if body.kind == BodyKindName::Static {
@@ -700,7 +732,7 @@ pub fn parse_scene_as(
         }
         for (k, shape) in body.shapes.iter().enumerate() {
             let s = shape
-                .to_desc()
+                .to_desc(folder, body.kind == BodyKindName::Static)
                 .map_err(|m| invalid(line, format!("body {:?}, shape {k}: {m}", body.name)))?;
             desc = desc.shape(s);
         }
@@ -744,10 +776,13 @@ pub fn parse_scene_as(
             prefix: robot.prefix.clone(),
             friction: robot.friction,
             drives: drives.into_iter().collect(),
-            mesh_folder: path.parent().map(std::path::Path::to_path_buf),
+            file: Some(path.clone()),
+            package_paths: robot.package_paths.iter().map(|p| folder.join(p)).collect(),
+            ..Default::default()
         };
         let imported = import_urdf(&urdf, &options, &mut b)
             .map_err(|e| invalid(line, format!("robot {:?}: {e}", robot.urdf)))?;
+        warnings.extend(imported.warnings.iter().cloned());
         for (link, id) in imported.links {
             let frame = imported.frames[&link];
             ids.insert(format!("{}{link}", robot.prefix), (id, frame));
@@ -873,6 +908,7 @@ pub fn parse_scene_as(
         model,
         settings,
         schedules,
+        warnings,
     })
 }
 

@@ -1,0 +1,150 @@
+//! The robot corpus: the `pybullet_data/` folder of pybullet 3.2.7 from PyPI, fetched by
+//! `scripts/fetch-corpus.sh` into `corpus/` (or the folder `AXION_CORPUS` names).
+//!
+//! Without the corpus these tests print why they are skipped and pass, unless
+//! `AXION_CORPUS_REQUIRED=1` (set by `.ci/run`), which makes a missing corpus a failure.
+
+use std::path::{Path, PathBuf};
+
+use axion_cli::{UrdfSetup, check_urdf};
+
+/// The corpus's `pybullet_data/` folder, or `None` (with the reason printed) when it has
+/// not been fetched.
+fn corpus() -> Option<PathBuf> {
+    let root = std::env::var_os("AXION_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus"),
+        PathBuf::from,
+    );
+    let data = root.join("pybullet_data");
+    if data.is_dir() {
+        return Some(data);
+    }
+    let reason = format!(
+        "skipped: no robot corpus at {} (run scripts/fetch-corpus.sh)",
+        data.display()
+    );
+    assert!(
+        std::env::var_os("AXION_CORPUS_REQUIRED").is_none_or(|v| v != "1"),
+        "{reason}, and AXION_CORPUS_REQUIRED=1"
+    );
+    println!("{reason}");
+    None
+}
+
+/// What checking a file gave: the summary line, or the error message; a panic is a
+/// failure of its own.
+fn check(path: &Path) -> Result<String, String> {
+    let path = path.to_path_buf();
+    match std::panic::catch_unwind(|| check_urdf(&path, &UrdfSetup::default())) {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(_) => panic!("{} panicked", path.display()),
+    }
+}
+
+/// The 20 robot files of the import issue: each loads (and a simulator is built for
+/// it), or is refused with the defect of that file named at its line.
+#[test]
+fn robot_files_load_or_name_their_defect() {
+    let Some(data) = corpus() else { return };
+    // (file, None = loads, Some((line, words)) = refused there with those words)
+    let files: [(&str, Option<(u32, &str)>); 20] = [
+        ("a1/a1.urdf", None),
+        ("aliengo/aliengo.urdf", None),
+        ("laikago/laikago_toes_zup.urdf", None),
+        ("mini_cheetah/mini_cheetah.urdf", None),
+        ("quadruped/spirit40.urdf", None),
+        ("quadruped/vision60.urdf", None),
+        ("quadruped/minitaur.urdf", None),
+        ("humanoid/humanoid.urdf", None),
+        ("r2d2.urdf", None),
+        ("franka_panda/panda.urdf", None),
+        ("kuka_iiwa/model.urdf", None),
+        (
+            "husky/husky.urdf",
+            Some((97, "unexpanded xacro expression")),
+        ),
+        ("racecar/racecar.urdf", None),
+        ("cartpole.urdf", None),
+        ("pendulum5.urdf", None),
+        (
+            "bicycle/bike.urdf",
+            Some((103, "separated by spaces, not commas")),
+        ),
+        (
+            "biped/biped2d_pybullet.urdf",
+            Some((115, "\"-1.57.\" is not a finite number")),
+        ),
+        ("TwoJointRobot_w_fixedJoints.urdf", None),
+        ("jenga/jenga.urdf", None),
+        ("domino/domino.urdf", None),
+    ];
+    let mut wrong = Vec::new();
+    for (file, expected) in files {
+        let path = data.join(file);
+        let got = check(&path);
+        println!(
+            "{file}: {}",
+            got.as_ref()
+                .unwrap_or_else(|e| e)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        let ok = match (&got, expected) {
+            (Ok(_), None) => true,
+            (Err(e), Some((line, words))) => {
+                e.starts_with(&format!("{}:{line}: ", path.display())) && e.contains(words)
+            }
+            _ => false,
+        };
+        if !ok {
+            wrong.push(format!("{file}: expected {expected:?}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Every URDF file of the corpus (about 1100: robots, objects, random shapes) loads or
+/// is refused with a message that starts with its file and line; none panics.
+#[test]
+fn every_corpus_urdf_loads_or_names_where_it_fails() {
+    let Some(data) = corpus() else { return };
+    let mut files = Vec::new();
+    let mut folders = vec![data];
+    while let Some(dir) = folders.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                folders.push(p);
+            } else if p.extension().is_some_and(|e| e == "urdf") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut loaded, mut refused, mut unlocated) = (0, Vec::new(), Vec::new());
+    for path in &files {
+        match check(path) {
+            Ok(_) => loaded += 1,
+            Err(e) => {
+                if !e.starts_with(&format!("{}:", path.display())) {
+                    unlocated.push(e.clone());
+                }
+                refused.push(e);
+            }
+        }
+    }
+    println!(
+        "{} URDF files: {loaded} load, {} refused:",
+        files.len(),
+        refused.len()
+    );
+    for e in &refused {
+        println!("  {e}");
+    }
+    assert!(files.len() > 1000, "only {} URDF files found", files.len());
+    assert!(
+        unlocated.is_empty(),
+        "errors without their file: {unlocated:#?}"
+    );
+}
