@@ -38,10 +38,10 @@ pub enum CliError {
         /// The value given.
         value: f64,
     },
-    /// `--fixed-base` or `--package-path` given for a scene file (robots in scene files
-    /// say `fixed_base` and `package_paths` themselves).
+    /// A URDF option (`--fixed-base`, `--package-path`, `--self-collision`) given for a
+    /// scene file (robots in scene files say these themselves).
     #[error(
-        "--fixed-base and --package-path apply to URDF files; in a scene file set `fixed_base = true` or `package_paths = [...]` on the robot"
+        "--fixed-base, --package-path and --self-collision apply to URDF files; in a scene file set `fixed_base`, `package_paths` or `self_collision` on the robot"
     )]
     RobotOptionsWithoutUrdf,
     /// `--threads` asked of a backend that has no worker threads.
@@ -669,6 +669,8 @@ pub struct UrdfSetup {
     pub fixed_base: bool,
     /// Folders searched for `package://` names (before `ROS_PACKAGE_PATH`).
     pub package_paths: Vec<PathBuf>,
+    /// Let the robot's links collide with each other ([`axion::UrdfOptions::self_collision`]).
+    pub self_collision: bool,
 }
 
 /// A URDF robot on flat ground (a half-space, μ = [`URDF_GROUND_FRICTION`], also the
@@ -708,6 +710,7 @@ pub fn urdf_model(
             friction: URDF_GROUND_FRICTION,
             file: Some(path.to_path_buf()),
             package_paths: setup.package_paths.clone(),
+            self_collision: setup.self_collision,
             ..Default::default()
         };
         let imported = axion::import_urdf(&text, &options, &mut b)?;
@@ -765,6 +768,11 @@ pub fn check_urdf(path: &Path, setup: &UrdfSetup) -> Result<String, CliError> {
     let mut text = String::new();
     for w in &imported.warnings {
         text.push_str(&format!("warning: {w}\n"));
+    }
+    for (a, b) in &imported.touching {
+        text.push_str(&format!(
+            "self-collision: {a:?} and {b:?} touch in the initial pose and do not collide\n"
+        ));
     }
     text.push_str(&format!(
         "{}: ok — {}; {} bodies (with the ground), {} joints ({} rows), {} joint ranges, {} dampers",

@@ -71,6 +71,10 @@ struct RobotArgs {
     /// one above it; repeatable; searched before ROS_PACKAGE_PATH).
     #[arg(long = "package-path", value_name = "DIR")]
     package_paths: Vec<PathBuf>,
+    /// Let a URDF robot's links collide with each other (links joined by a joint, links
+    /// sharing a parent and links touching in the initial pose still do not).
+    #[arg(long)]
+    self_collision: bool,
 }
 
 impl RobotArgs {
@@ -78,12 +82,13 @@ impl RobotArgs {
         UrdfSetup {
             fixed_base: self.fixed_base,
             package_paths: self.package_paths.clone(),
+            self_collision: self.self_collision,
         }
     }
 
     /// Whether anything was given that only a URDF file uses.
     fn given(&self) -> bool {
-        self.fixed_base || !self.package_paths.is_empty()
+        self.fixed_base || self.self_collision || !self.package_paths.is_empty()
     }
 }
 

@@ -104,7 +104,8 @@ pub struct DetectionStats {
 #[derive(Clone)]
 pub struct CollisionWorld {
     colliders: Vec<Collider>,
-    /// Body pairs (lower index first) connected by a joint.
+    /// Body pairs (lower index first) that never collide
+    /// ([`Model::collision_excluded`]).
     excluded: std::collections::HashSet<(usize, usize)>,
 }
 
@@ -138,11 +139,7 @@ impl CollisionWorld {
                 });
             }
         }
-        let excluded = model
-            .joints()
-            .iter()
-            .filter_map(|j| j.parent.map(|p| (p.0.min(j.child.0), p.0.max(j.child.0))))
-            .collect();
+        let excluded = model.collision_excluded_pairs().clone();
         Ok(Self {
             colliders,
             excluded,

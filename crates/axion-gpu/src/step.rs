@@ -327,11 +327,7 @@ fn pair_order(first: u32, second: u32) -> Option<bool> {
 /// cannot run: any pair of collidable shapes that may touch and has no narrow phase on
 /// the device (see [`pair_order`]).
 fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
-    let connected: std::collections::HashSet<(usize, usize)> = model
-        .joints()
-        .iter()
-        .filter_map(|j| j.parent.map(|p| (p.0.min(j.child.0), p.0.max(j.child.0))))
-        .collect();
+    let excluded = model.collision_excluded_pairs();
     let shapes: Vec<(usize, usize, &axion_model::CollisionFilter)> = model
         .bodies()
         .iter()
@@ -347,8 +343,7 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
     for (n, &(a, ka, fa)) in shapes.iter().enumerate() {
         for &(b, kb, fb) in &shapes[n + 1..] {
             let both_static = !model.bodies()[a].is_dynamic() && !model.bodies()[b].is_dynamic();
-            if a == b || both_static || !fa.allows(fb) || connected.contains(&(a.min(b), a.max(b)))
-            {
+            if a == b || both_static || !fa.allows(fb) || excluded.contains(&(a.min(b), a.max(b))) {
                 continue;
             }
             if kinematically_apart(model, (a, ka), (b, kb)) {

@@ -285,6 +285,9 @@ struct RobotFile {
     /// Folders searched for `package://` names, relative to the scene file.
     #[serde(default)]
     package_paths: Vec<String>,
+    /// Let the robot's links collide with each other.
+    #[serde(default)]
+    self_collision: bool,
 }
 
 #[derive(Deserialize)]
@@ -778,6 +781,7 @@ pub fn parse_scene_as(
             drives: drives.into_iter().collect(),
             file: Some(path.clone()),
             package_paths: robot.package_paths.iter().map(|p| folder.join(p)).collect(),
+            self_collision: robot.self_collision,
             ..Default::default()
         };
         let imported = import_urdf(&urdf, &options, &mut b)

@@ -132,6 +132,12 @@ pub struct UrdfOptions {
     pub package_paths: Vec<PathBuf>,
     /// What to do with an invalid inertia.
     pub inertia: InertiaPolicy,
+    /// Let the robot's links collide with each other. Off by default (as in pybullet,
+    /// Gazebo and Isaac Lab): URDF collision shapes of neighbouring links often overlap
+    /// in the rest pose. When on, a joint's parent and child, links sharing a parent
+    /// and links whose shapes touch in the initial pose still do not collide
+    /// ([`ImportedRobot::touching`] lists the last).
+    pub self_collision: bool,
 }
 
 impl Default for UrdfOptions {
@@ -145,6 +151,7 @@ impl Default for UrdfOptions {
             file: None,
             package_paths: Vec::new(),
             inertia: InertiaPolicy::default(),
+            self_collision: false,
         }
     }
 }
@@ -165,6 +172,11 @@ pub struct ImportedRobot {
     pub merged_joints: Vec<String>,
     /// Whether the root is static ([`UrdfOptions::fixed_base`] or a `world` root).
     pub fixed_base: bool,
+    /// Whether the robot's links collide with each other ([`UrdfOptions::self_collision`]).
+    pub self_collision: bool,
+    /// With self-collision: pairs of links (their bodies' names) whose shapes touch in
+    /// the initial pose and are therefore kept from colliding.
+    pub touching: Vec<(String, String)>,
     /// Repairs, merges and elements read but not simulated.
     pub warnings: Vec<ImportWarning>,
 }
@@ -173,8 +185,16 @@ impl ImportedRobot {
     /// One line: the robot's name, links, bodies, joints by kind and warnings.
     pub fn summary(&self) -> String {
         let bodies: HashSet<BodyId> = self.links.values().copied().collect();
+        let collision = if self.self_collision {
+            format!(
+                "self-collision on ({} pairs touching at the start excluded)",
+                self.touching.len()
+            )
+        } else {
+            "no self-collision".to_string()
+        };
         format!(
-            "robot {:?}: {} links in {} bodies ({} fixed joints merged), {} joints, {} base, {} warnings",
+            "robot {:?}: {} links in {} bodies ({} fixed joints merged), {} joints, {} base, {collision}, {} warnings",
             self.name,
             self.links.len(),
             bodies.len(),
@@ -796,6 +816,7 @@ impl Importer<'_> {
             ..Default::default()
         };
         let tops: Vec<&str> = order.iter().copied().filter(|n| group[n] == *n).collect();
+        let mut bodies: Vec<(BodyId, BodyDesc)> = Vec::new();
         for &top in &tops {
             let h = heads[top];
             let is_static = top == root.name && fixed_base;
@@ -843,13 +864,25 @@ impl Importer<'_> {
             }
             let line = link[h].line;
             let id = builder
-                .add_body(desc)
+                .add_body(desc.clone())
                 .map_err(|err| self.error(line, UrdfErrorKind::Model(err)))?;
+            bodies.push((id, desc));
             for &m in &members[top] {
                 imported.links.insert(m.to_string(), id);
                 imported.frames.insert(m.to_string(), offset(m));
             }
         }
+        // The body each group hangs from (none for the root).
+        let parent_body: Vec<Option<BodyId>> = tops
+            .iter()
+            .map(|top| {
+                parent_joint
+                    .get(top)
+                    .map(|&j| imported.links[joints[j].parent])
+            })
+            .collect();
+        imported.self_collision = self.options.self_collision;
+        imported.touching = self.exclude_self_collisions(&bodies, &parent_body, builder)?;
         let merged_count = order.len() - tops.len();
         if merged_count > 0 {
             self.warn(
@@ -993,6 +1026,78 @@ impl Importer<'_> {
         }
         imported.warnings = self.warnings.take();
         Ok(imported)
+    }
+
+    /// Keeps the robot's bodies from colliding with each other: all pairs without
+    /// self-collision; with it, bodies hanging from one parent and pairs whose shapes
+    /// touch (gap ≤ 0) in the initial pose, found on a model of the robot alone. Returns
+    /// the touching pairs by body name.
+    fn exclude_self_collisions(
+        &self,
+        bodies: &[(BodyId, BodyDesc)],
+        parent: &[Option<BodyId>],
+        builder: &mut ModelBuilder,
+    ) -> Result<Vec<(String, String)>, UrdfError> {
+        let model_error = |e| UrdfError {
+            at: self.at(None),
+            kind: UrdfErrorKind::Model(e),
+        };
+        let mut exclude = |a: usize, b: usize| {
+            builder
+                .exclude_collision(bodies[a].0, bodies[b].0)
+                .map(|_| ())
+                .map_err(model_error)
+        };
+        let n = bodies.len();
+        if !self.options.self_collision {
+            for a in 0..n {
+                for b in a + 1..n {
+                    exclude(a, b)?;
+                }
+            }
+            return Ok(Vec::new());
+        }
+        let mut by_parent: HashMap<BodyId, Vec<usize>> = HashMap::new();
+        for (k, p) in parent.iter().enumerate() {
+            if let Some(p) = p {
+                by_parent.entry(*p).or_default().push(k);
+            }
+        }
+        for siblings in by_parent.values() {
+            for (i, &a) in siblings.iter().enumerate() {
+                for &b in &siblings[i + 1..] {
+                    exclude(a, b)?;
+                }
+            }
+        }
+        let mut alone = ModelBuilder::new();
+        for (_, desc) in bodies {
+            alone.add_body(desc.clone()).map_err(model_error)?;
+        }
+        let alone = alone.build().map_err(model_error)?;
+        let world = axion_collision::CollisionWorld::new(&alone).map_err(|e| UrdfError {
+            at: self.at(None),
+            kind: UrdfErrorKind::Invalid(e.to_string()),
+        })?;
+        let poses: Vec<_> = alone.bodies().iter().map(|b| b.initial_pose).collect();
+        let mut contacts = Vec::new();
+        world.detect(&poses, 0.0, &mut contacts);
+        let mut touching = HashSet::new();
+        for c in contacts.iter().filter(|c| c.gap <= 0.0) {
+            let (a, b) = (c.body_a.0.min(c.body_b.0), c.body_a.0.max(c.body_b.0));
+            let related = parent[a] == Some(bodies[b].0)
+                || parent[b] == Some(bodies[a].0)
+                || (parent[a].is_some() && parent[a] == parent[b]);
+            if !related && touching.insert((a, b)) {
+                exclude(a, b)?;
+            }
+        }
+        let mut touching: Vec<(usize, usize)> = touching.into_iter().collect();
+        touching.sort();
+        Ok(touching
+            .into_iter()
+            .map(|(a, b)| (bodies[a].1.name.clone(), bodies[b].1.name.clone()))
+            .collect())
     }
 
     /// A link's inertia about its centre of mass in its frame. A link with mass whose

@@ -518,3 +518,64 @@ shapes = [{ type = "mesh", file = "parts/box.obj" }]
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A robot of a trunk, a thigh hanging from it, a shin from the thigh, and a tail from
+/// the trunk: the shin's sphere overlaps the trunk's box at rest, the tail is far from
+/// the shin.
+fn leggy() -> String {
+    let link = |name: &str, shape: &str, at: &str| {
+        format!(
+            r#"<link name="{name}">{INERTIAL}<collision><origin xyz="{at}"/><geometry>{shape}</geometry></collision></link>"#
+        )
+    };
+    let joint = |name: &str, parent: &str, child: &str, at: &str| {
+        format!(
+            r#"<joint name="{name}" type="continuous"><parent link="{parent}"/><child link="{child}"/><origin xyz="{at}"/><axis xyz="0 1 0"/></joint>"#
+        )
+    };
+    format!(
+        "<robot name=\"leggy\">{}{}{}{}{}{}{}</robot>",
+        link("trunk", r#"<box size="1 0.4 0.2"/>"#, "0 0 0"),
+        link("thigh", r#"<sphere radius="0.05"/>"#, "0 0 -0.3"),
+        link("shin", r#"<sphere radius="0.1"/>"#, "0 0 0.2"),
+        link("tail", r#"<sphere radius="0.05"/>"#, "0 0 0"),
+        joint("hip", "trunk", "thigh", "0.3 0 0"),
+        joint("knee", "thigh", "shin", "0 0 -0.35"),
+        joint("tail_joint", "trunk", "tail", "-1.5 0 0"),
+    )
+}
+
+/// Without self-collision no two links of a robot collide; with it, joined links,
+/// links sharing a parent and links touching at the start are excluded (and listed),
+/// and other pairs collide.
+#[test]
+fn self_collision_is_off_by_default_and_excludes_touching_pairs_when_on() {
+    let import = |self_collision| {
+        let options = UrdfOptions {
+            self_collision,
+            ..Default::default()
+        };
+        let mut b = ModelBuilder::new();
+        let imported = import_urdf(&leggy(), &options, &mut b).unwrap();
+        (b.build().unwrap(), imported)
+    };
+    let id = |m: &axion_model::Model, n: &str| m.body_id(n).unwrap();
+    let (model, imported) = import(false);
+    assert!(!imported.self_collision && imported.touching.is_empty());
+    for a in ["trunk", "thigh", "shin", "tail"] {
+        for b in ["trunk", "thigh", "shin", "tail"] {
+            assert!(model.collision_excluded(id(&model, a), id(&model, b)));
+        }
+    }
+    let (model, imported) = import(true);
+    assert_eq!(
+        imported.touching,
+        [("trunk".to_string(), "shin".to_string())]
+    );
+    assert!(imported.summary().contains("self-collision on (1 pairs"));
+    let excluded = |a, b| model.collision_excluded(id(&model, a), id(&model, b));
+    assert!(excluded("trunk", "thigh") && excluded("thigh", "shin")); // joined
+    assert!(excluded("thigh", "tail")); // both hang from the trunk
+    assert!(excluded("trunk", "shin")); // touching at the start
+    assert!(!excluded("shin", "tail"));
+}

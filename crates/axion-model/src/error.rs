@@ -54,6 +54,14 @@ pub enum ModelError {
         /// Number of bodies.
         count: usize,
     },
+    /// A collision exclusion names a body that does not exist.
+    #[error("collision exclusion: unknown body index {index} (the model has {count} bodies)")]
+    UnknownExcludedBody {
+        /// The index given.
+        index: usize,
+        /// Number of bodies.
+        count: usize,
+    },
     /// A joint between a body and itself.
     #[error("joint {joint:?} connects body {body:?} to itself")]
     SelfJoint {

@@ -1,5 +1,7 @@
 //! The validated model and its builder.
 
+use std::collections::HashSet;
+
 use axion_constraints::drive::{CoordinateKind, Drive};
 use axion_constraints::joint::{Joint, JointFrames, JointKind};
 use axion_math::{MassProperties, MathError, Pose, Twist, UnitAxis};
@@ -158,6 +160,9 @@ pub struct Model {
     drives: Vec<ModelDrive>,
     gravity: Vector3<f64>,
     joint_rows: usize,
+    /// Body pairs (lower index first) that never collide: a joint's parent and child,
+    /// and the pairs given to [`ModelBuilder::exclude_collision`].
+    excluded: HashSet<(usize, usize)>,
 }
 
 impl Model {
@@ -176,6 +181,17 @@ impl Model {
     /// Gravity (m/s²).
     pub fn gravity(&self) -> Vector3<f64> {
         self.gravity
+    }
+    /// Whether the shapes of bodies `a` and `b` never collide with each other: one
+    /// body, a joint's parent and child, or a pair excluded with
+    /// [`ModelBuilder::exclude_collision`] (filters and static pairs aside).
+    pub fn collision_excluded(&self, a: BodyId, b: BodyId) -> bool {
+        a == b || self.excluded.contains(&(a.0.min(b.0), a.0.max(b.0)))
+    }
+    /// The body pairs of [`collision_excluded`](Self::collision_excluded) (two bodies,
+    /// lower index first).
+    pub fn collision_excluded_pairs(&self) -> &HashSet<(usize, usize)> {
+        &self.excluded
     }
     /// Total number of joint rows.
     pub fn joint_row_count(&self) -> usize {
@@ -199,6 +215,7 @@ pub struct ModelBuilder {
     drives: Vec<ModelDrive>,
     gravity: Vector3<f64>,
     joint_rows: usize,
+    excluded: HashSet<(usize, usize)>,
 }
 
 impl Default for ModelBuilder {
@@ -271,7 +288,21 @@ impl ModelBuilder {
             drives: Vec::new(),
             gravity: Vector3::new(0.0, 0.0, -9.81),
             joint_rows: 0,
+            excluded: HashSet::new(),
         }
+    }
+
+    /// Keeps the shapes of bodies `a` and `b` from colliding with each other (links of
+    /// one robot, say). Errors on an unknown body.
+    pub fn exclude_collision(&mut self, a: BodyId, b: BodyId) -> Result<&mut Self, ModelError> {
+        let count = self.bodies.len();
+        for id in [a, b] {
+            if id.0 >= count {
+                return Err(ModelError::UnknownExcludedBody { index: id.0, count });
+            }
+        }
+        self.excluded.insert((a.0.min(b.0), a.0.max(b.0)));
+        Ok(self)
     }
 
     /// Sets gravity.
@@ -464,12 +495,19 @@ impl ModelBuilder {
 
     /// Finishes the model (everything was checked as it was added).
     pub fn build(self) -> Result<Model, ModelError> {
+        let mut excluded = self.excluded;
+        excluded.extend(
+            self.joints
+                .iter()
+                .filter_map(|j| j.parent.map(|p| (p.0.min(j.child.0), p.0.max(j.child.0)))),
+        );
         Ok(Model {
             bodies: self.bodies,
             joints: self.joints,
             drives: self.drives,
             gravity: self.gravity,
             joint_rows: self.joint_rows,
+            excluded,
         })
     }
 }

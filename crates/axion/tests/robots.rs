@@ -507,3 +507,32 @@ fn urdf_stl_meshes_collide() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A ball dropped on a resting ball lands on it, unless the pair is excluded with
+/// `ModelBuilder::exclude_collision`: then it falls through to the ground.
+#[test]
+fn excluded_pairs_pass_through_each_other() {
+    let rest_height = |exclude: bool| {
+        let mut b = ModelBuilder::new();
+        let ground = axion::ShapeDesc::from_geometry(Geometry::HalfSpace {
+            normal: Vector3::z(),
+        });
+        b.add_body(axion::BodyDesc::fixed("ground").shape(ground))
+            .unwrap();
+        let ball = |name: &str, z: f64| {
+            axion::BodyDesc::dynamic(name)
+                .at(Vector3::new(0.0, 0.0, z))
+                .shape(axion::ShapeDesc::new(axion::Shape::Sphere { radius: 0.1 }))
+        };
+        let lower = b.add_body(ball("lower", 0.1)).unwrap();
+        let upper = b.add_body(ball("upper", 0.35)).unwrap();
+        if exclude {
+            b.exclude_collision(lower, upper).unwrap();
+        }
+        let mut sim = Simulator::new(b.build().unwrap(), 1, 0.01, BackendChoice::Cpu).unwrap();
+        sim.run(100).unwrap();
+        sim.state().com_pose(0, upper).translation.z
+    };
+    assert!((rest_height(false) - 0.3).abs() < 1e-4);
+    assert!((rest_height(true) - 0.1).abs() < 1e-4);
+}
