@@ -69,7 +69,7 @@ pub enum CliError {
     Scene(#[from] axion::SceneError),
     /// A URDF robot could not be imported.
     #[error(transparent)]
-    Urdf(#[from] axion::UrdfError),
+    Robot(#[from] axion::RobotError),
     /// A scheduled drive target was refused.
     #[error("drive schedule: {0}")]
     Schedule(#[source] axion::constraints::ConstraintError),
@@ -139,7 +139,7 @@ fn skid_steer() -> Result<Model, CliError> {
         ("rear_joint", 4.0),
     ]
     .map(|(joint, target)| (joint.to_string(), DriveDesc::Velocity { target, ke: 150.0 }));
-    let options = axion::UrdfOptions {
+    let options = axion::RobotOptions {
         base_pose: nalgebra::Isometry3::translation(0.0, 0.0, 0.361),
         friction: 0.7,
         drives: drives.into_iter().collect(),
@@ -156,7 +156,7 @@ fn skid_steer() -> Result<Model, CliError> {
 /// The cartpole of examples/robots (built into the command): the cart driven at 1 m/s.
 fn cartpole_urdf() -> Result<Model, CliError> {
     let mut b = axion::ModelBuilder::new();
-    let options = axion::UrdfOptions {
+    let options = axion::RobotOptions {
         fixed_base: true,
         drives: [(
             "slider".to_string(),
@@ -664,25 +664,28 @@ pub const URDF_RUN: (f64, f64) = (0.01, 3.0);
 
 /// How a URDF file is set up when it is run or checked on its own.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct UrdfSetup {
+pub struct RobotSetup {
     /// Bolt the root link to the world at the origin.
     pub fixed_base: bool,
     /// Folders searched for `package://` names (before `ROS_PACKAGE_PATH`).
     pub package_paths: Vec<PathBuf>,
-    /// Let the robot's links collide with each other ([`axion::UrdfOptions::self_collision`]).
+    /// Let the robot's links collide with each other ([`axion::RobotOptions::self_collision`]).
     pub self_collision: bool,
 }
 
-/// A URDF robot on flat ground (a half-space, μ = [`URDF_GROUND_FRICTION`], also the
-/// robot's friction), without drives. With `fixed_base` the root link is bolted to the
-/// world at the origin and the ground is at z = 0, or 1 mm below the lowest point of the
-/// moving links if they reach lower; otherwise the robot stands on the ground at z = 0
-/// with its lowest point 1 mm above it. Meshes are found relative to the file and on
-/// the setup's package paths. Returns the model and what the import found (its
-/// warnings included).
-pub fn urdf_model(
+/// A URDF or MJCF robot on flat ground (a half-space, μ = [`URDF_GROUND_FRICTION`], also
+/// the robot's friction), without drives (an MJCF file's actuators are drives). With
+/// `fixed_base` the root link is bolted to the world at the origin and the ground is at
+/// z = 0, or 1 mm below the lowest point of the moving links if they reach lower;
+/// otherwise the robot stands on the ground at z = 0 with its lowest point 1 mm above
+/// it. A model with a ground of its own (a static half-space: an MJCF floor plane) is
+/// taken as written, with
+/// no ground added; an MJCF file's gravity is applied. Meshes are found relative to the
+/// file and on the setup's package paths. Returns the model and what the import found
+/// (its warnings included).
+pub fn robot_model(
     path: &Path,
-    setup: &UrdfSetup,
+    setup: &RobotSetup,
 ) -> Result<(Model, axion::ImportedRobot), CliError> {
     let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
         path: path.to_path_buf(),
@@ -704,7 +707,7 @@ pub fn urdf_model(
                     .shape(plane),
             )?;
         }
-        let options = axion::UrdfOptions {
+        let options = axion::RobotOptions {
             base_pose: nalgebra::Isometry3::translation(0.0, 0.0, base_height),
             fixed_base: setup.fixed_base,
             friction: URDF_GROUND_FRICTION,
@@ -713,11 +716,26 @@ pub fn urdf_model(
             self_collision: setup.self_collision,
             ..Default::default()
         };
-        let imported = axion::import_urdf(&text, &options, &mut b)?;
+        let imported = match axion::import::RobotFormat::sniff(&text) {
+            Some(axion::import::RobotFormat::Mjcf) => axion::import_mjcf(&text, &options, &mut b)?,
+            _ => axion::import_urdf(&text, &options, &mut b)?,
+        };
+        if let Some(g) = imported.gravity {
+            b.gravity(g)?;
+        }
         Ok::<_, CliError>((b.build()?, imported))
     };
     // The lowest point of the robot's moving shapes (or centres of mass) as described.
     let (robot, imported) = import(0.0, None)?;
+    let own_ground = robot.bodies().iter().any(|b| {
+        !b.is_dynamic()
+            && b.shapes
+                .iter()
+                .any(|s| matches!(s.geometry, axion::Geometry::HalfSpace { .. }))
+    });
+    if own_ground {
+        return Ok((robot, imported));
+    }
     let mut lowest = f64::INFINITY;
     for body in robot.bodies().iter().filter(|b| b.is_dynamic()) {
         let pose = body.reference_pose(&body.initial_pose);
@@ -748,10 +766,14 @@ pub fn print_warnings(warnings: &[axion::ImportWarning]) {
     }
 }
 
-/// Runs a URDF robot as [`urdf_model`] sets it up ([`URDF_RUN`] unless `options` say
+/// Runs a URDF robot as [`robot_model`] sets it up ([`URDF_RUN`] unless `options` say
 /// otherwise), after printing the import's warnings.
-pub fn run_urdf(path: &Path, setup: &UrdfSetup, options: &RunOptions) -> Result<Summary, CliError> {
-    let (model, imported) = urdf_model(path, setup)?;
+pub fn run_robot(
+    path: &Path,
+    setup: &RobotSetup,
+    options: &RunOptions,
+) -> Result<Summary, CliError> {
+    let (model, imported) = robot_model(path, setup)?;
     print_warnings(&imported.warnings);
     let name = path
         .file_stem()
@@ -759,11 +781,11 @@ pub fn run_urdf(path: &Path, setup: &UrdfSetup, options: &RunOptions) -> Result<
     run_model(&name, model, URDF_RUN.0, URDF_RUN.1, &[], options)
 }
 
-/// Checks a URDF robot: builds it as [`urdf_model`] does and describes it — the
+/// Checks a URDF robot: builds it as [`robot_model`] does and describes it — the
 /// import's warnings (repairs, merges, elements not simulated), one line a warning,
 /// then a summary of the robot and of the model.
-pub fn check_urdf(path: &Path, setup: &UrdfSetup) -> Result<String, CliError> {
-    let (m, imported) = urdf_model(path, setup)?;
+pub fn check_robot(path: &Path, setup: &RobotSetup) -> Result<String, CliError> {
+    let (m, imported) = robot_model(path, setup)?;
     Simulator::new(m.clone(), 1, URDF_RUN.0, BackendChoice::Auto)?;
     let mut text = String::new();
     for w in &imported.warnings {
@@ -787,10 +809,10 @@ pub fn check_urdf(path: &Path, setup: &UrdfSetup) -> Result<String, CliError> {
     Ok(text)
 }
 
-/// Whether `path` names a URDF file (by its extension).
-pub fn is_urdf(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("urdf"))
+/// Whether `path` names a robot file: URDF (`.urdf`, or XML whose root is `<robot>`) or
+/// MJCF (XML whose root is `<mujoco>`).
+pub fn is_robot(path: &Path) -> bool {
+    axion::import::RobotFormat::of_file(path).is_some()
 }
 
 /// Checks a scene file: builds its model and collision shapes without running it, and

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 use axion::BackendChoice;
 use axion_cli::{
-    CliError, DEMOS, RunOptions, Summary, UrdfSetup, check_scene, check_urdf, find, is_urdf,
-    run_demo, run_scene, run_urdf,
+    CliError, DEMOS, RobotSetup, RunOptions, Summary, check_robot, check_scene, find, is_robot,
+    run_demo, run_robot, run_scene,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -78,8 +78,8 @@ struct RobotArgs {
 }
 
 impl RobotArgs {
-    fn setup(&self) -> UrdfSetup {
-        UrdfSetup {
+    fn setup(&self) -> RobotSetup {
+        RobotSetup {
             fixed_base: self.fixed_base,
             package_paths: self.package_paths.clone(),
             self_collision: self.self_collision,
@@ -187,8 +187,8 @@ fn main() -> ExitCode {
             report(result, run.out.as_ref())
         }
         Command::Run { scene, robot, run } => {
-            let result = if is_urdf(&scene) {
-                run_urdf(&scene, &robot.setup(), &run.options())
+            let result = if is_robot(&scene) {
+                run_robot(&scene, &robot.setup(), &run.options())
             } else if robot.given() {
                 Err(CliError::RobotOptionsWithoutUrdf)
             } else {
@@ -196,8 +196,8 @@ fn main() -> ExitCode {
             };
             report(result, run.out.as_ref())
         }
-        Command::Check { scene, robot } => match if is_urdf(&scene) {
-            check_urdf(&scene, &robot.setup())
+        Command::Check { scene, robot } => match if is_robot(&scene) {
+            check_robot(&scene, &robot.setup())
         } else if robot.given() {
             Err(CliError::RobotOptionsWithoutUrdf)
         } else {

@@ -170,7 +170,7 @@ fn thread_count_does_not_change_the_outputs() {
 fn urdf_files_run_on_flat_ground() {
     let robots = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/robots");
     let skid = robots.join("skid_steer.urdf");
-    let (model, _) = axion_cli::urdf_model(&skid, &axion_cli::UrdfSetup::default()).unwrap();
+    let (model, _) = axion_cli::robot_model(&skid, &axion_cli::RobotSetup::default()).unwrap();
     let wheels: Vec<_> = ["left_wheel", "right_wheel", "rear_wheel"]
         .iter()
         .map(|n| model.body_id(n).expect("wheel"))

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use axion_cli::{UrdfSetup, check_urdf};
+use axion_cli::{RobotSetup, check_robot};
 
 /// The corpus's `pybullet_data/` folder, or `None` (with the reason printed) when it has
 /// not been fetched.
@@ -35,7 +35,7 @@ fn corpus() -> Option<PathBuf> {
 /// failure of its own.
 fn check(path: &Path) -> Result<String, String> {
     let path = path.to_path_buf();
-    match std::panic::catch_unwind(|| check_urdf(&path, &UrdfSetup::default())) {
+    match std::panic::catch_unwind(|| check_robot(&path, &RobotSetup::default())) {
         Ok(result) => result.map_err(|e| e.to_string()),
         Err(_) => panic!("{} panicked", path.display()),
     }
@@ -147,4 +147,60 @@ fn every_corpus_urdf_loads_or_names_where_it_fails() {
         unlocated.is_empty(),
         "errors without their file: {unlocated:#?}"
     );
+}
+
+/// The MJCF models of the corpus: those whose bodies have at most one joint load (a
+/// simulator is built); the others are refused at the line of the body with several
+/// joints, and the two in MuJoCo's old global coordinates (which MuJoCo itself no
+/// longer reads) and one with a `fixed` joint type (which MuJoCo refuses too) at theirs.
+#[test]
+fn mjcf_models_load_or_name_their_defect() {
+    let Some(data) = corpus() else { return };
+    let compound = "several joints in one body";
+    let files: [(&str, Option<(u32, &str)>); 20] = [
+        ("ant.xml", None),
+        ("capsule.xml", None),
+        ("capsule_fromtoX.xml", None),
+        ("cylinder.xml", None),
+        ("cylinder_fromtoZ.xml", None),
+        ("ground_plane.xml", None),
+        ("hello_mjcf.xml", None),
+        ("inverted_pendulum.xml", None),
+        ("inverted_double_pendulum.xml", None),
+        ("half_cheetah.xml", Some((45, compound))),
+        ("humanoid.xml", Some((42, compound))),
+        ("humanoid_symmetric.xml", Some((21, compound))),
+        ("pusher.xml", Some((66, compound))),
+        ("reacher.xml", Some((29, compound))),
+        ("striker.xml", Some((65, compound))),
+        ("swimmer.xml", Some((19, compound))),
+        ("thrower.xml", Some((101, compound))),
+        ("hopper.xml", Some((2, "compiler coordinate \"global\""))),
+        ("walker2d.xml", Some((2, "compiler coordinate \"global\""))),
+        ("humanoid_fixed.xml", Some((25, "unknown type \"fixed\""))),
+    ];
+    let mut wrong = Vec::new();
+    for (file, expected) in files {
+        let path = data.join("mjcf").join(file);
+        let got = check(&path);
+        println!(
+            "{file}: {}",
+            got.as_ref()
+                .unwrap_or_else(|e| e)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        let ok = match (&got, expected) {
+            (Ok(_), None) => true,
+            (Err(e), Some((line, words))) => {
+                e.starts_with(&format!("{}:{line}: ", path.display())) && e.contains(words)
+            }
+            _ => false,
+        };
+        if !ok {
+            wrong.push(format!("{file}: expected {expected:?}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

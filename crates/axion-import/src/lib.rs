@@ -14,7 +14,9 @@
 //! the XML and mesh parsers.
 
 pub mod mesh;
+pub mod mjcf;
 pub mod package;
+pub mod robot;
 pub mod scene;
 pub mod urdf;
 mod xml;
@@ -23,15 +25,14 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use mesh::{MeshData, MeshError, load_mesh};
+pub use mjcf::{import_mjcf, import_mjcf_file};
 pub use package::resolve_uri;
+pub use robot::{ImportedRobot, InertiaPolicy, RobotError, RobotErrorKind, RobotOptions};
 pub use scene::{
     DriveSchedule, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides, load_scene,
     parse_scene, parse_scene_as, parse_scene_in,
 };
-pub use urdf::{
-    ImportedRobot, InertiaPolicy, UrdfError, UrdfErrorKind, UrdfOptions, import_urdf,
-    import_urdf_file,
-};
+pub use urdf::{import_urdf, import_urdf_file};
 
 /// Where in which file something was found: `robot.urdf:42`, `robot.urdf`, `line 42`,
 /// or nothing.
@@ -67,5 +68,60 @@ pub struct ImportWarning {
 impl fmt::Display for ImportWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}{}", self.at, self.message)
+    }
+}
+
+/// The robot description formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RobotFormat {
+    /// URDF: the root element is `<robot>`.
+    Urdf,
+    /// MJCF: the root element is `<mujoco>`.
+    Mjcf,
+}
+
+impl RobotFormat {
+    /// The format of an XML text by its root element (the first element after the
+    /// declaration, comments and doctype), or `None` for anything else.
+    pub fn sniff(text: &str) -> Option<Self> {
+        let mut rest = text;
+        loop {
+            let start = rest.find('<')?;
+            rest = &rest[start..];
+            if let Some(after) = rest.strip_prefix("<!--") {
+                rest = &after[after.find("-->")? + 3..];
+            } else if rest.starts_with("<?") || rest.starts_with("<!") {
+                rest = &rest[rest.find('>')? + 1..];
+            } else {
+                let name: String = rest[1..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                return match name.as_str() {
+                    "robot" => Some(Self::Urdf),
+                    "mujoco" => Some(Self::Mjcf),
+                    _ => None,
+                };
+            }
+        }
+    }
+
+    /// The format of the file at `path`: `.urdf` is URDF; an `.xml` (or any other
+    /// extension but `.toml` and `.json`) file is looked into.
+    pub fn of_file(path: &std::path::Path) -> Option<Self> {
+        let extension = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        match extension.as_str() {
+            "urdf" => Some(Self::Urdf),
+            "toml" | "json" => None,
+            _ => {
+                use std::io::Read;
+                let mut head = vec![0; 64 * 1024];
+                let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+                Self::sniff(&String::from_utf8_lossy(&head[..n]))
+            }
+        }
     }
 }

@@ -35,7 +35,9 @@ use axion_model::{
     JointDynamics, JointLimits, JointType, Material, Model, ModelBuilder, Shape, ShapeDesc,
 };
 
-use crate::urdf::{UrdfOptions, import_urdf};
+use crate::mjcf::import_mjcf;
+use crate::robot::RobotOptions;
+use crate::urdf::import_urdf;
 use axion_constraints::drive::DriveMode as DriveModeKind;
 
 /// Why a scene file could not be loaded.
@@ -268,7 +270,9 @@ fn nth(lines: &[usize], i: usize) -> usize {
 #[serde(deny_unknown_fields)]
 struct RobotFile {
     /// Path of the URDF file, relative to the scene file.
-    urdf: String,
+    urdf: Option<String>,
+    /// Path of the MJCF file, relative to the scene file (instead of `urdf`).
+    mjcf: Option<String>,
     #[serde(default)]
     position: [f64; 3],
     #[serde(default)]
@@ -744,15 +748,21 @@ pub fn parse_scene_as(
     }
     for (i, robot) in file.robots.iter().enumerate() {
         let line = nth(&lines.robots, i);
-        let path = folder.join(&robot.urdf);
-        let urdf = std::fs::read_to_string(&path).map_err(|e| {
+        let (file, is_mjcf) = match (&robot.urdf, &robot.mjcf) {
+            (Some(f), None) => (f, false),
+            (None, Some(f)) => (f, true),
+            _ => {
+                return Err(invalid(
+                    line,
+                    "a robot needs exactly one of `urdf` and `mjcf`".into(),
+                ));
+            }
+        };
+        let path = folder.join(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
             invalid(
                 line,
-                format!(
-                    "robot {:?}: cannot read {}: {e}",
-                    robot.urdf,
-                    path.display()
-                ),
+                format!("robot {file:?}: cannot read {}: {e}", path.display()),
             )
         })?;
         let mut drives = Vec::new();
@@ -762,18 +772,13 @@ pub fn parse_scene_as(
                 (d.target, d.target_velocity, d.ke, d.kd),
                 d.targets.as_deref(),
             )
-            .map_err(|m| {
-                invalid(
-                    line,
-                    format!("robot {:?}, drive {:?}: {m}", robot.urdf, d.joint),
-                )
-            })?;
+            .map_err(|m| invalid(line, format!("robot {file:?}, drive {:?}: {m}", d.joint)))?;
             if let Some(points) = points {
                 scheduled.push((line, format!("{}{}", robot.prefix, d.joint), points));
             }
             drives.push((d.joint.clone(), desc));
         }
-        let options = UrdfOptions {
+        let options = RobotOptions {
             base_pose: pose(robot.position, robot.rotation),
             fixed_base: robot.fixed_base,
             prefix: robot.prefix.clone(),
@@ -784,8 +789,12 @@ pub fn parse_scene_as(
             self_collision: robot.self_collision,
             ..Default::default()
         };
-        let imported = import_urdf(&urdf, &options, &mut b)
-            .map_err(|e| invalid(line, format!("robot {:?}: {e}", robot.urdf)))?;
+        let imported = if is_mjcf {
+            import_mjcf(&text, &options, &mut b)
+        } else {
+            import_urdf(&text, &options, &mut b)
+        }
+        .map_err(|e| invalid(line, format!("robot {file:?}: {e}")))?;
         warnings.extend(imported.warnings.iter().cloned());
         for (link, id) in imported.links {
             let frame = imported.frames[&link];

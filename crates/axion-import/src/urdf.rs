@@ -1,288 +1,66 @@
-//! URDF import: links become bodies, joints become joints.
+//! URDF import: links become bodies, joints become joints, by the rules of
+//! [`crate::robot`] (links joined by fixed joints merged, inertias repaired, massless
+//! roots bolted down).
 //!
-//! * **Links joined by fixed joints are one body.** Each group of links connected by
-//!   fixed joints becomes one body whose reference frame is the frame of its first link
-//!   with mass (in the order of the tree from the root), or of its top link when none
-//!   has mass. Its mass properties combine the links' exactly
-//!   ([`axion_math::combine_parts`], the parallel-axis theorem). Their collision shapes are carried over with their poses;
-//!   [`ImportedRobot::links`] and [`ImportedRobot::frames`] still find every link.
-//! * **Inertias** are checked on the merged body: one that is not positive definite or
-//!   breaks the triangle inequality is repaired to the nearest valid one
-//!   ([`axion_math::repair_inertia`]) with a warning naming the link and the change, or
-//!   refused with [`InertiaPolicy::Refuse`]. A moving body with no mass is an error
-//!   naming the link.
 //! * A link's `<inertial>` gives the mass, the centre of mass (`origin/xyz`) and the
 //!   inertia, rotated from the inertial frame (`origin/rpy`) into the link frame,
-//!   $I = R I_{inertial} R^\top$.
+//!   $I = R I_{inertial} R^\top$. A link with mass and an all-zero inertia takes that of
+//!   its solid collision shapes, with a warning.
 //! * `<collision>` boxes, cylinders (along z), capsules and spheres become shapes with
 //!   their `origin` (density 0: the mass is the inertial's). Meshes in STL, OBJ or
 //!   COLLADA (with their `scale`, see [`crate::mesh`]) become the convex hull of their
 //!   vertices on moving bodies and the triangle mesh itself on static ones; their file
 //!   names are resolved by [`crate::package::resolve_uri`]. `<visual>` elements are not
-//!   simulated.
-//! * Joints: revolute and continuous → revolute, prismatic, floating → free, spherical →
-//!   ball; planar is refused. The joint frame is the joint `origin` in the parent link
-//!   and the child link's own frame; the axis is in the joint frame (default x,
-//!   normalised with a warning when it is not of unit length). `<limit lower upper>`
+//!   simulated. pybullet's `<contact><lateral_friction>` sets a link's friction and its
+//!   `<plane>` is a static half-space.
+//! * Joints: revolute and continuous → revolute, prismatic, floating → a free body,
+//!   spherical → ball; planar is refused. The joint frame is the joint `origin` in the
+//!   parent link and the child link's own frame; the axis is in the joint frame (default
+//!   x, normalised with a warning when it is not of unit length). `<limit lower upper>`
 //!   of a revolute or prismatic joint is enforced as a range; without `<limit>`, or
 //!   without `lower` and `upper`, the joint is left unlimited with a warning.
 //!   `<dynamics damping>` becomes an implicit damper. The effort and velocity ratings
 //!   and `<dynamics friction>` are kept in [`axion_model::ModelJoint`] but not applied,
 //!   and `<mimic>` is not enforced: each is said in a warning.
-//! * **The root.** The root link is placed at [`UrdfOptions::base_pose`]. It is static
-//!   with [`UrdfOptions::fixed_base`], or when it is named `world` and has no mass and
-//!   no shapes (the ROS convention for a robot bolted to the world).
+//! * Links of one robot do not collide with each other unless
+//!   [`RobotOptions::self_collision`].
 //!
 //! URDF `rpy` is roll about x, then pitch about y, then yaw about z, all fixed axes:
 //! $R = R_z(\text{yaw})R_y(\text{pitch})R_x(\text{roll})$.
 //!
 //! Every error and warning names the file (when the text came from one) and the line.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use axion_math::{InertiaRepair, repair_inertia};
-use axion_model::{
-    BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointDynamics, JointId, JointLimits,
-    JointType, Material, ModelBuilder, ModelError, Shape, ShapeDesc,
-};
+use axion_model::{CollisionFilter, JointDynamics, ModelBuilder, Shape};
 use nalgebra::{Isometry3, Matrix3, Vector3};
 use roxmltree::Node;
 
-use crate::mesh::{MeshData, load_mesh};
-use crate::package::resolve_uri;
-use crate::xml::{Issue, Xml, tolerate};
-use crate::{ImportWarning, Location};
-
-/// Why a URDF could not be imported, and where.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{at}{kind}")]
-pub struct UrdfError {
-    /// The file and line of the offending element.
-    pub at: Location,
-    /// What is wrong.
-    pub kind: UrdfErrorKind,
-}
-
-/// What is wrong with a URDF.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum UrdfErrorKind {
-    /// Not a well-formed XML document (the parser's words).
-    #[error("not a readable XML file: {0}")]
-    Xml(String),
-    /// An element or value that breaks URDF's rules (a missing attribute, a malformed
-    /// number, a duplicate name).
-    #[error("{0}")]
-    Invalid(String),
-    /// Valid URDF that axion-rs cannot simulate.
-    #[error("{0} is not supported")]
-    Unsupported(String),
-    /// The links do not form one tree.
-    #[error("{0}")]
-    Structure(String),
-    /// A mesh file that cannot be found or read.
-    #[error("{0}")]
-    Mesh(String),
-    /// A body or joint the model refused.
-    #[error(transparent)]
-    Model(ModelError),
-}
-
-impl From<ModelError> for UrdfError {
-    /// A model error with no place in a file (for example from building the model the
-    /// robot was imported into).
-    fn from(e: ModelError) -> Self {
-        Self {
-            at: Location::default(),
-            kind: UrdfErrorKind::Model(e),
-        }
-    }
-}
-
-/// What to do with an inertia that is not physically valid.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum InertiaPolicy {
-    /// Repair it to the nearest valid one and warn ([`axion_math::repair_inertia`]).
-    #[default]
-    Repair,
-    /// Refuse the file.
-    Refuse,
-}
-
-/// How to place and drive an imported robot.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UrdfOptions {
-    /// Pose of the root link in the world.
-    pub base_pose: Isometry3<f64>,
-    /// Make the root link static (a robot bolted to the world).
-    pub fixed_base: bool,
-    /// Prefix for body and joint names (to import a robot twice).
-    pub prefix: String,
-    /// Drives, by URDF joint name.
-    pub drives: HashMap<String, DriveDesc>,
-    /// Friction coefficient of the collision shapes.
-    pub friction: f64,
-    /// The file the text came from: messages name it, and mesh file names are found
-    /// from its folder. `None` for text from elsewhere: only absolute mesh paths and
-    /// packages on the search paths are found.
-    pub file: Option<PathBuf>,
-    /// Folders searched for `package://` names before `ROS_PACKAGE_PATH` (see
-    /// [`crate::package`]).
-    pub package_paths: Vec<PathBuf>,
-    /// What to do with an invalid inertia.
-    pub inertia: InertiaPolicy,
-    /// Let the robot's links collide with each other. Off by default (as in pybullet,
-    /// Gazebo and Isaac Lab): URDF collision shapes of neighbouring links often overlap
-    /// in the rest pose. When on, a joint's parent and child, links sharing a parent
-    /// and links whose shapes touch in the initial pose still do not collide
-    /// ([`ImportedRobot::touching`] lists the last).
-    pub self_collision: bool,
-}
-
-impl Default for UrdfOptions {
-    fn default() -> Self {
-        Self {
-            base_pose: Isometry3::identity(),
-            fixed_base: false,
-            prefix: String::new(),
-            drives: HashMap::new(),
-            friction: Material::default().friction,
-            file: None,
-            package_paths: Vec::new(),
-            inertia: InertiaPolicy::default(),
-            self_collision: false,
-        }
-    }
-}
-
-/// The bodies and joints an import created, by URDF name, and what it had to say.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ImportedRobot {
-    /// The robot's `name`.
-    pub name: String,
-    /// Link name → the body that carries it (its own, or the one it was merged into).
-    pub links: HashMap<String, BodyId>,
-    /// Link name → pose of the link frame in its body's reference frame (identity for
-    /// the link that gives the body its frame).
-    pub frames: HashMap<String, Isometry3<f64>>,
-    /// Joint name → joint (fixed joints are merged and have none).
-    pub joints: HashMap<String, JointId>,
-    /// Fixed joints whose links were merged into one body, by name.
-    pub merged_joints: Vec<String>,
-    /// Whether the root is static ([`UrdfOptions::fixed_base`] or a `world` root).
-    pub fixed_base: bool,
-    /// Whether the robot's links collide with each other ([`UrdfOptions::self_collision`]).
-    pub self_collision: bool,
-    /// With self-collision: pairs of links (their bodies' names) whose shapes touch in
-    /// the initial pose and are therefore kept from colliding.
-    pub touching: Vec<(String, String)>,
-    /// Repairs, merges and elements read but not simulated.
-    pub warnings: Vec<ImportWarning>,
-}
-
-impl ImportedRobot {
-    /// One line: the robot's name, links, bodies, joints by kind and warnings.
-    pub fn summary(&self) -> String {
-        let bodies: HashSet<BodyId> = self.links.values().copied().collect();
-        let collision = if self.self_collision {
-            format!(
-                "self-collision on ({} pairs touching at the start excluded)",
-                self.touching.len()
-            )
-        } else {
-            "no self-collision".to_string()
-        };
-        format!(
-            "robot {:?}: {} links in {} bodies ({} fixed joints merged), {} joints, {} base, {collision}, {} warnings",
-            self.name,
-            self.links.len(),
-            bodies.len(),
-            self.merged_joints.len(),
-            self.joints.len(),
-            if self.fixed_base { "fixed" } else { "floating" },
-            self.warnings.len()
-        )
-    }
-}
-
-/// A parsed `<link>`.
-struct Link<'a> {
-    name: &'a str,
-    line: u32,
-    /// Mass (0 without `<inertial>`), centre of mass and inertia about it in the link
-    /// frame.
-    mass: f64,
-    com: Vector3<f64>,
-    inertia: Matrix3<f64>,
-    collisions: Vec<Collision<'a>>,
-    /// pybullet's `<contact><lateral_friction value>`.
-    friction: Option<f64>,
-}
-
-struct Collision<'a> {
-    line: u32,
-    origin: Isometry3<f64>,
-    geometry: GeometrySpec<'a>,
-}
-
-enum GeometrySpec<'a> {
-    Solid(Shape),
-    Mesh {
-        filename: &'a str,
-        scale: Vector3<f64>,
-    },
-    /// pybullet's `<plane normal>`: a half-space, on static links only.
-    Plane(Vector3<f64>),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Revolute,
-    Continuous,
-    Prismatic,
-    Fixed,
-    Floating,
-    Planar,
-    Spherical,
-}
-
-/// A parsed `<joint>`.
-struct Joint<'a> {
-    name: &'a str,
-    line: u32,
-    kind: Kind,
-    parent: &'a str,
-    child: &'a str,
-    origin: Isometry3<f64>,
-    axis: Vector3<f64>,
-    /// `(lower, upper)` when both are given, then effort and velocity (∞ when absent).
-    range: Option<(f64, f64)>,
-    has_limit: bool,
-    effort: f64,
-    velocity: f64,
-    dynamics: Option<JointDynamics>,
-    mimic: bool,
-}
+use crate::Location;
+use crate::robot::{
+    Collision, GeometrySpec, ImportedRobot, Importer, Joint, Kind, Link, RobotError,
+    RobotErrorKind, RobotOptions, uses_axis,
+};
+use crate::xml::{Xml, tolerate};
 
 /// Elements of URDF that are read elsewhere or deliberately not simulated: no warning.
 const QUIET_ROBOT_CHILDREN: [&str; 5] = ["link", "joint", "material", "gazebo", "transmission"];
 
 /// Reads the URDF file at `path` and imports it ([`import_urdf`] with
-/// [`UrdfOptions::file`] set to `path`).
+/// [`RobotOptions::file`] set to `path`).
 pub fn import_urdf_file(
     path: &Path,
-    options: &UrdfOptions,
+    options: &RobotOptions,
     builder: &mut ModelBuilder,
-) -> Result<ImportedRobot, UrdfError> {
-    let text = std::fs::read_to_string(path).map_err(|e| UrdfError {
+) -> Result<ImportedRobot, RobotError> {
+    let text = std::fs::read_to_string(path).map_err(|e| RobotError {
         at: Location {
             file: Some(path.to_path_buf()),
             line: None,
         },
-        kind: UrdfErrorKind::Invalid(format!("cannot read the file: {e}")),
+        kind: RobotErrorKind::Invalid(format!("cannot read the file: {e}")),
     })?;
-    let options = UrdfOptions {
+    let options = RobotOptions {
         file: Some(path.to_path_buf()),
         ..options.clone()
     };
@@ -292,78 +70,20 @@ pub fn import_urdf_file(
 /// Imports the URDF document `text` into `builder`.
 pub fn import_urdf(
     text: &str,
-    options: &UrdfOptions,
+    options: &RobotOptions,
     builder: &mut ModelBuilder,
-) -> Result<ImportedRobot, UrdfError> {
-    Importer {
-        options,
-        warnings: RefCell::new(Vec::new()),
-        unread: RefCell::new(HashMap::new()),
-        meshes: RefCell::new(HashMap::new()),
-    }
-    .run(text, builder)
-}
-
-struct Importer<'o> {
-    options: &'o UrdfOptions,
-    warnings: RefCell<Vec<ImportWarning>>,
-    /// Elements not read, by tag, with their lines.
-    unread: RefCell<HashMap<String, Vec<u32>>>,
-    /// Meshes read so far, by resolved path and scale.
-    meshes: RefCell<HashMap<(PathBuf, [u64; 3]), MeshData>>,
+) -> Result<ImportedRobot, RobotError> {
+    Importer::new(options).run(text, builder)
 }
 
 impl Importer<'_> {
-    fn at(&self, line: Option<u32>) -> Location {
-        Location {
-            file: self.options.file.clone(),
-            line,
-        }
-    }
-
-    fn error(&self, line: u32, kind: UrdfErrorKind) -> UrdfError {
-        UrdfError {
-            at: self.at(Some(line)),
-            kind,
-        }
-    }
-
-    fn invalid(&self, issue: Issue) -> UrdfError {
-        self.error(issue.line, UrdfErrorKind::Invalid(issue.message))
-    }
-
-    /// Notes an element that is not read, for one warning per kind of element.
-    fn unread(&self, xml: &Xml, node: Node) {
-        let parent = node
-            .parent_element()
-            .map_or(String::new(), |p| format!("<{}>/", p.tag_name().name()));
-        let tag = format!("{parent}<{}>", node.tag_name().name());
-        let tag = if tag.ends_with("<contact>") {
-            format!("{tag} (pybullet's contact parameters)")
-        } else {
-            tag
-        };
-        self.unread
-            .borrow_mut()
-            .entry(tag)
-            .or_default()
-            .push(xml.line(node));
-    }
-
-    fn warn(&self, line: Option<u32>, message: String) {
-        let at = self.at(line);
-        self.warnings
-            .borrow_mut()
-            .push(ImportWarning { at, message });
-    }
-
-    fn run(self, text: &str, builder: &mut ModelBuilder) -> Result<ImportedRobot, UrdfError> {
+    fn run(self, text: &str, builder: &mut ModelBuilder) -> Result<ImportedRobot, RobotError> {
         let (text, notes) = tolerate(text);
         for note in notes {
             self.warn(Some(note.line), note.message);
         }
         let xml =
-            Xml::parse(&text).map_err(|e| self.error(e.line, UrdfErrorKind::Xml(e.message)))?;
+            Xml::parse(&text).map_err(|e| self.error(e.line, RobotErrorKind::Xml(e.message)))?;
         let robot = xml.doc.root_element();
         if !robot.has_tag_name("robot") {
             let hint = if robot.has_tag_name("mujoco") {
@@ -390,26 +110,11 @@ impl Importer<'_> {
                 _ => self.unread(&xml, child),
             }
         }
-        let mut unread: Vec<_> = std::mem::take(&mut *self.unread.borrow_mut())
-            .into_iter()
-            .collect();
-        unread.sort_by_key(|(_, lines)| lines[0]);
-        for (tag, lines) in unread {
-            let shown: Vec<String> = lines.iter().take(5).map(u32::to_string).collect();
-            let more = if lines.len() > 5 { ", …" } else { "" };
-            self.warn(
-                Some(lines[0]),
-                format!(
-                    "{tag} is not read ({} time(s), lines {}{more})",
-                    lines.len(),
-                    shown.join(", ")
-                ),
-            );
-        }
+        self.flush_unread();
         self.build(name, links, joints, builder)
     }
 
-    fn link<'a>(&self, xml: &Xml<'a>, node: Node<'a, 'a>) -> Result<Link<'a>, UrdfError> {
+    fn link<'a>(&self, xml: &Xml<'a>, node: Node<'a, 'a>) -> Result<Link<'a>, RobotError> {
         let e = |i| self.invalid(i);
         let name = xml.required(node, "name").map_err(e)?;
         let mut link = Link {
@@ -457,6 +162,8 @@ impl Importer<'_> {
                         line: xml.line(child),
                         origin,
                         geometry,
+                        friction: None,
+                        filter: CollisionFilter::default(),
                     });
                 }
                 "visual" => {}
@@ -485,7 +192,7 @@ impl Importer<'_> {
         &self,
         xml: &Xml<'a>,
         collision: Node<'a, 'a>,
-    ) -> Result<GeometrySpec<'a>, UrdfError> {
+    ) -> Result<GeometrySpec<'a>, RobotError> {
         let e = |i| self.invalid(i);
         let geometry = xml
             .child(collision, "geometry")
@@ -497,7 +204,7 @@ impl Importer<'_> {
                 "<geometry> needs exactly one shape (box, cylinder, sphere, capsule or mesh)",
             )));
         };
-        let positive = |node: Node, key: &str| -> Result<f64, UrdfError> {
+        let positive = |node: Node, key: &str| -> Result<f64, RobotError> {
             let v = xml.required_number(node, key).map_err(e)?;
             if v <= 0.0 {
                 return Err(e(
@@ -536,7 +243,7 @@ impl Importer<'_> {
                 let filename = xml.required(g, "filename").map_err(e)?;
                 let scale = xml.vector::<3>(g, "scale").map_err(e)?.unwrap_or([1.0; 3]);
                 return Ok(GeometrySpec::Mesh {
-                    filename,
+                    filename: filename.into(),
                     scale: Vector3::from(scale),
                 });
             }
@@ -550,13 +257,13 @@ impl Importer<'_> {
             other => {
                 return Err(self.error(
                     xml.line(g),
-                    UrdfErrorKind::Unsupported(format!("collision geometry <{other}>")),
+                    RobotErrorKind::Unsupported(format!("collision geometry <{other}>")),
                 ));
             }
         }))
     }
 
-    fn joint<'a>(&self, xml: &Xml<'a>, node: Node<'a, 'a>) -> Result<Joint<'a>, UrdfError> {
+    fn joint<'a>(&self, xml: &Xml<'a>, node: Node<'a, 'a>) -> Result<Joint<'a>, RobotError> {
         let e = |i| self.invalid(i);
         let name = xml.required(node, "name").map_err(e)?;
         let kind = match xml.required(node, "type").map_err(e)? {
@@ -573,7 +280,7 @@ impl Importer<'_> {
                 ));
             }
         };
-        let link_of = |tag: &str| -> Result<&'a str, UrdfError> {
+        let link_of = |tag: &str| -> Result<&'a str, RobotError> {
             let n = xml.child(node, tag).ok_or_else(|| {
                 e(xml.issue(node, format!("joint {name:?} needs a <{tag} link=\"…\"/>")))
             })?;
@@ -586,6 +293,7 @@ impl Importer<'_> {
             parent: link_of("parent")?,
             child: link_of("child")?,
             origin: xml.origin(node).map_err(e)?,
+            child_frame: Isometry3::identity(),
             axis: Vector3::x(),
             range: None,
             has_limit: false,
@@ -647,630 +355,4 @@ impl Importer<'_> {
         }
         Ok(joint)
     }
-
-    fn build(
-        self,
-        name: String,
-        links: Vec<Link>,
-        joints: Vec<Joint>,
-        builder: &mut ModelBuilder,
-    ) -> Result<ImportedRobot, UrdfError> {
-        let structure = |line, message: String| UrdfError {
-            at: self.at(Some(line)),
-            kind: UrdfErrorKind::Structure(message),
-        };
-        let mut link_index: HashMap<&str, usize> = HashMap::new();
-        for (i, l) in links.iter().enumerate() {
-            if let Some(first) = link_index.insert(l.name, i) {
-                return Err(structure(
-                    l.line,
-                    format!(
-                        "a second link named {:?} (the first is at line {})",
-                        l.name, links[first].line
-                    ),
-                ));
-            }
-        }
-        if links.is_empty() {
-            return Err(structure(1, "the robot has no <link>".into()));
-        }
-        let mut joint_names: HashMap<&str, u32> = HashMap::new();
-        let mut parent_joint: HashMap<&str, usize> = HashMap::new();
-        let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (j, joint) in joints.iter().enumerate() {
-            if let Some(first) = joint_names.insert(joint.name, joint.line) {
-                return Err(structure(
-                    joint.line,
-                    format!(
-                        "a second joint named {:?} (the first is at line {first})",
-                        joint.name
-                    ),
-                ));
-            }
-            for link in [joint.parent, joint.child] {
-                if !link_index.contains_key(link) {
-                    return Err(structure(
-                        joint.line,
-                        format!("joint {:?} names unknown link {link:?}", joint.name),
-                    ));
-                }
-            }
-            if let Some(other) = parent_joint.insert(joint.child, j) {
-                return Err(structure(
-                    joint.line,
-                    format!(
-                        "link {:?} is the child of two joints, {:?} and {:?}",
-                        joint.child, joints[other].name, joint.name
-                    ),
-                ));
-            }
-            children.entry(joint.parent).or_default().push(j);
-        }
-        let roots: Vec<&Link> = links
-            .iter()
-            .filter(|l| !parent_joint.contains_key(l.name))
-            .collect();
-        let root = match roots[..] {
-            [root] => root,
-            [] => {
-                return Err(structure(
-                    links[0].line,
-                    "every link is the child of a joint: the joints form a loop".into(),
-                ));
-            }
-            _ => {
-                let names: Vec<&str> = roots.iter().take(5).map(|l| l.name).collect();
-                return Err(structure(
-                    roots[1].line,
-                    format!(
-                        "expected one root link, found {} ({names:?}…): every link but one must be the child of a joint",
-                        roots.len()
-                    ),
-                ));
-            }
-        };
-        // The links in tree order from the root, with their poses relative to the top
-        // of their fixed group (`local`) and the group they belong to (its top link).
-        let mut order = vec![root.name];
-        let mut local: HashMap<&str, Isometry3<f64>> =
-            HashMap::from([(root.name, Isometry3::identity())]);
-        let mut world: HashMap<&str, Isometry3<f64>> =
-            HashMap::from([(root.name, self.options.base_pose)]);
-        let mut group: HashMap<&str, &str> = HashMap::from([(root.name, root.name)]);
-        let mut k = 0;
-        while k < order.len() {
-            let parent = order[k];
-            for &j in children.get(parent).map(Vec::as_slice).unwrap_or_default() {
-                let joint = &joints[j];
-                let child = joint.child;
-                world.insert(child, world[parent] * joint.origin);
-                if joint.kind == Kind::Fixed {
-                    group.insert(child, group[parent]);
-                    local.insert(child, local[parent] * joint.origin);
-                } else {
-                    group.insert(child, child);
-                    local.insert(child, Isometry3::identity());
-                }
-                order.push(child);
-            }
-            k += 1;
-        }
-        if order.len() != links.len() {
-            let lost = links
-                .iter()
-                .find(|l| !group.contains_key(l.name))
-                .map_or(root, |l| l);
-            return Err(structure(
-                lost.line,
-                format!(
-                    "link {:?} is not connected to the root {:?} (the joints form a loop)",
-                    lost.name, root.name
-                ),
-            ));
-        }
-        let link: HashMap<&str, &Link> = links.iter().map(|l| (l.name, l)).collect();
-        // Members of each group in tree order; the head gives the body its frame.
-        let mut members: HashMap<&str, Vec<&str>> = HashMap::new();
-        for name in &order {
-            members.entry(group[name]).or_default().push(name);
-        }
-        let massless_root = members[root.name].iter().all(|m| link[m].mass == 0.0);
-        let fixed_base = self.options.fixed_base || massless_root;
-        if massless_root && !self.options.fixed_base {
-            let why = if root.name == "world" {
-                "is named \"world\" and has no mass (the ROS convention)".to_string()
-            } else {
-                "has no mass (as pybullet and MuJoCo read it; give it an <inertial> for a floating robot)".to_string()
-            };
-            self.warn(
-                Some(root.line),
-                format!(
-                    "the root link {:?} {why}: the robot is bolted to the world (fixed base)",
-                    root.name
-                ),
-            );
-        }
-        let heads: HashMap<&str, &str> = members
-            .iter()
-            .map(|(&top, m)| {
-                let head = if top == root.name && fixed_base {
-                    top
-                } else {
-                    m.iter()
-                        .copied()
-                        .find(|m| link[m].mass > 0.0)
-                        .unwrap_or(top)
-                };
-                (top, head)
-            })
-            .collect();
-        let offsets: HashMap<&str, Isometry3<f64>> = order
-            .iter()
-            .map(|&name| (name, local[heads[group[name]]].inverse() * local[name]))
-            .collect();
-        let offset = |name: &str| offsets[name];
-
-        let mut imported = ImportedRobot {
-            name,
-            fixed_base,
-            ..Default::default()
-        };
-        let tops: Vec<&str> = order.iter().copied().filter(|n| group[n] == *n).collect();
-        let mut bodies: Vec<(BodyId, BodyDesc)> = Vec::new();
-        for &top in &tops {
-            let h = heads[top];
-            let is_static = top == root.name && fixed_base;
-            let body_name = format!("{}{}", self.options.prefix, h);
-            let mut desc = if is_static {
-                BodyDesc::fixed(body_name)
-            } else {
-                let parts: Vec<Part> = members[top]
-                    .iter()
-                    .map(|m| {
-                        let (l, o) = (link[m], offset(m));
-                        let r = o.rotation.to_rotation_matrix().into_inner();
-                        Part {
-                            name: l.name,
-                            line: l.line,
-                            mass: l.mass,
-                            com: o * nalgebra::Point3::from(l.com),
-                            inertia: r * self.link_inertia(l) * r.transpose(),
-                        }
-                    })
-                    .collect();
-                let moves = parent_joint
-                    .get(top)
-                    .map_or("is the root of a floating robot".to_string(), |&j| {
-                        format!("moves on joint {:?}", joints[j].name)
-                    });
-                let (mass, com, inertia) = self.combined_mass(&parts, &moves)?;
-                BodyDesc::dynamic(body_name).mass(mass, com, inertia)
-            };
-            desc = desc.pose(world[h]);
-            for &m in &members[top] {
-                let l = link[m];
-                for c in &l.collisions {
-                    let geometry = self.collision_geometry(l, c, is_static)?;
-                    desc = desc.shape(
-                        ShapeDesc::from_geometry(geometry)
-                            .at(offset(m) * c.origin)
-                            .density(0.0)
-                            .material(Material {
-                                friction: l.friction.unwrap_or(self.options.friction),
-                                ..Default::default()
-                            }),
-                    );
-                }
-            }
-            let line = link[h].line;
-            let id = builder
-                .add_body(desc.clone())
-                .map_err(|err| self.error(line, UrdfErrorKind::Model(err)))?;
-            bodies.push((id, desc));
-            for &m in &members[top] {
-                imported.links.insert(m.to_string(), id);
-                imported.frames.insert(m.to_string(), offset(m));
-            }
-        }
-        // The body each group hangs from (none for the root).
-        let parent_body: Vec<Option<BodyId>> = tops
-            .iter()
-            .map(|top| {
-                parent_joint
-                    .get(top)
-                    .map(|&j| imported.links[joints[j].parent])
-            })
-            .collect();
-        imported.self_collision = self.options.self_collision;
-        imported.touching = self.exclude_self_collisions(&bodies, &parent_body, builder)?;
-        let merged_count = order.len() - tops.len();
-        if merged_count > 0 {
-            self.warn(
-                None,
-                format!(
-                    "{merged_count} links joined by fixed joints merged into the bodies they are fixed to"
-                ),
-            );
-        }
-
-        let mut unlimited = Vec::new();
-        let mut ratings = 0;
-        let mut friction = Vec::new();
-        let mut mimic = Vec::new();
-        for joint in &joints {
-            if joint.kind == Kind::Fixed {
-                imported.merged_joints.push(joint.name.to_string());
-                continue;
-            }
-            let kind = match joint.kind {
-                Kind::Revolute | Kind::Continuous => JointType::Revolute { axis: joint.axis },
-                Kind::Prismatic => JointType::Prismatic { axis: joint.axis },
-                Kind::Floating => JointType::Free,
-                Kind::Spherical => JointType::Ball,
-                Kind::Fixed => unreachable!("fixed joints are merged above"),
-                Kind::Planar => {
-                    return Err(self.error(
-                        joint.line,
-                        UrdfErrorKind::Unsupported(format!(
-                            "joint {:?}: a planar joint",
-                            joint.name
-                        )),
-                    ));
-                }
-            };
-            let mut desc = JointDesc::new(
-                format!("{}{}", self.options.prefix, joint.name),
-                kind,
-                Some(imported.links[joint.parent]),
-                imported.links[joint.child],
-            )
-            .frames(offset(joint.parent) * joint.origin, offset(joint.child));
-            let (lower, upper) = match (joint.kind, joint.range) {
-                (Kind::Revolute | Kind::Prismatic, Some(range)) => range,
-                (Kind::Revolute | Kind::Prismatic, None) => {
-                    unlimited.push(joint.name);
-                    (f64::NEG_INFINITY, f64::INFINITY)
-                }
-                _ => (f64::NEG_INFINITY, f64::INFINITY),
-            };
-            if matches!(
-                joint.kind,
-                Kind::Revolute | Kind::Prismatic | Kind::Continuous
-            ) {
-                desc = desc.limits(JointLimits {
-                    lower,
-                    upper,
-                    effort: joint.effort,
-                    velocity: joint.velocity,
-                });
-                if joint.effort.is_finite() || joint.velocity.is_finite() {
-                    ratings += 1;
-                }
-            }
-            if let Some(d) = joint.dynamics {
-                desc = desc.dynamics(d);
-                if d.friction != 0.0 {
-                    friction.push(joint.name);
-                }
-            }
-            if joint.mimic {
-                mimic.push(joint.name);
-            }
-            if let Some(drive) = self.options.drives.get(joint.name) {
-                desc = desc.drive(*drive);
-            }
-            let id = builder
-                .add_joint(desc)
-                .map_err(|err| self.error(joint.line, UrdfErrorKind::Model(err)))?;
-            imported.joints.insert(joint.name.to_string(), id);
-        }
-        let list = |names: &[&str]| {
-            let shown: Vec<&str> = names.iter().take(6).copied().collect();
-            let more = if names.len() > 6 { ", …" } else { "" };
-            format!("{shown:?}{more}")
-        };
-        if !unlimited.is_empty() {
-            self.warn(
-                None,
-                format!(
-                    "{} revolute or prismatic joints have no <limit lower upper> and are left unlimited: {}",
-                    unlimited.len(),
-                    list(&unlimited)
-                ),
-            );
-        }
-        if ratings > 0 {
-            self.warn(
-                None,
-                format!(
-                    "the effort and velocity limits of {ratings} joints are kept but not enforced"
-                ),
-            );
-        }
-        if !friction.is_empty() {
-            self.warn(
-                None,
-                format!(
-                    "<dynamics friction> is kept but not applied: {}",
-                    list(&friction)
-                ),
-            );
-        }
-        if !mimic.is_empty() {
-            self.warn(
-                None,
-                format!(
-                    "<mimic> is not enforced; these joints move freely: {}",
-                    list(&mimic)
-                ),
-            );
-        }
-        let mut drives: Vec<&String> = self.options.drives.keys().collect();
-        drives.sort();
-        for name in drives {
-            let at = self.at(None);
-            let fail = |message: String| UrdfError {
-                at: at.clone(),
-                kind: UrdfErrorKind::Structure(message),
-            };
-            if imported.merged_joints.contains(name) {
-                return Err(fail(format!(
-                    "a drive names joint {name:?}, a fixed joint (its links are merged into one body)"
-                )));
-            }
-            if !imported.joints.contains_key(name) {
-                return Err(fail(format!(
-                    "a drive names joint {name:?}, which the robot does not have"
-                )));
-            }
-        }
-        imported.warnings = self.warnings.take();
-        Ok(imported)
-    }
-
-    /// Keeps the robot's bodies from colliding with each other: all pairs without
-    /// self-collision; with it, bodies hanging from one parent and pairs whose shapes
-    /// touch (gap ≤ 0) in the initial pose, found on a model of the robot alone. Returns
-    /// the touching pairs by body name.
-    fn exclude_self_collisions(
-        &self,
-        bodies: &[(BodyId, BodyDesc)],
-        parent: &[Option<BodyId>],
-        builder: &mut ModelBuilder,
-    ) -> Result<Vec<(String, String)>, UrdfError> {
-        let model_error = |e| UrdfError {
-            at: self.at(None),
-            kind: UrdfErrorKind::Model(e),
-        };
-        let mut exclude = |a: usize, b: usize| {
-            builder
-                .exclude_collision(bodies[a].0, bodies[b].0)
-                .map(|_| ())
-                .map_err(model_error)
-        };
-        let n = bodies.len();
-        if !self.options.self_collision {
-            for a in 0..n {
-                for b in a + 1..n {
-                    exclude(a, b)?;
-                }
-            }
-            return Ok(Vec::new());
-        }
-        let mut by_parent: HashMap<BodyId, Vec<usize>> = HashMap::new();
-        for (k, p) in parent.iter().enumerate() {
-            if let Some(p) = p {
-                by_parent.entry(*p).or_default().push(k);
-            }
-        }
-        for siblings in by_parent.values() {
-            for (i, &a) in siblings.iter().enumerate() {
-                for &b in &siblings[i + 1..] {
-                    exclude(a, b)?;
-                }
-            }
-        }
-        let mut alone = ModelBuilder::new();
-        for (_, desc) in bodies {
-            alone.add_body(desc.clone()).map_err(model_error)?;
-        }
-        let alone = alone.build().map_err(model_error)?;
-        let world = axion_collision::CollisionWorld::new(&alone).map_err(|e| UrdfError {
-            at: self.at(None),
-            kind: UrdfErrorKind::Invalid(e.to_string()),
-        })?;
-        let poses: Vec<_> = alone.bodies().iter().map(|b| b.initial_pose).collect();
-        let mut contacts = Vec::new();
-        world.detect(&poses, 0.0, &mut contacts);
-        let mut touching = HashSet::new();
-        for c in contacts.iter().filter(|c| c.gap <= 0.0) {
-            let (a, b) = (c.body_a.0.min(c.body_b.0), c.body_a.0.max(c.body_b.0));
-            let related = parent[a] == Some(bodies[b].0)
-                || parent[b] == Some(bodies[a].0)
-                || (parent[a].is_some() && parent[a] == parent[b]);
-            if !related && touching.insert((a, b)) {
-                exclude(a, b)?;
-            }
-        }
-        let mut touching: Vec<(usize, usize)> = touching.into_iter().collect();
-        touching.sort();
-        Ok(touching
-            .into_iter()
-            .map(|(a, b)| (bodies[a].1.name.clone(), bodies[b].1.name.clone()))
-            .collect())
-    }
-
-    /// A link's inertia about its centre of mass in its frame. A link with mass whose
-    /// `<inertia>` is all zeros gets the inertia of its solid collision shapes (uniform
-    /// density, scaled to its mass, about their common centre; pybullet's default), with
-    /// a warning; without solid shapes it keeps the zeros, which the merge may fill.
-    fn link_inertia(&self, l: &Link) -> Matrix3<f64> {
-        if l.mass <= 0.0 || l.inertia != Matrix3::zeros() {
-            return l.inertia;
-        }
-        let solids: Vec<ShapeDesc> = l
-            .collisions
-            .iter()
-            .filter_map(|c| match &c.geometry {
-                GeometrySpec::Solid(shape) => Some(ShapeDesc::new(*shape).at(c.origin)),
-                GeometrySpec::Mesh { .. } | GeometrySpec::Plane(_) => None,
-            })
-            .collect();
-        let Some((m, _, inertia)) = axion_model::shape::combined_mass(&solids) else {
-            return l.inertia;
-        };
-        let inertia = inertia * (l.mass / m);
-        let (moments, _) = axion_math::inertia::principal_moments(&inertia);
-        self.warn(
-            Some(l.line),
-            format!(
-                "link {:?} has mass {} and a zero inertia: its collision shapes give principal moments {}",
-                l.name,
-                l.mass,
-                format_moments(moments)
-            ),
-        );
-        inertia
-    }
-
-    /// Mass, centre of mass and inertia of the links of one fixed group (`parts`, the
-    /// top link first, in the frame of the group's body), repaired or refused by
-    /// [`UrdfOptions::inertia`]. `moves` says how the group moves, for the error of a
-    /// group without mass.
-    fn combined_mass(
-        &self,
-        parts: &[Part],
-        moves: &str,
-    ) -> Result<(f64, Vector3<f64>, Matrix3<f64>), UrdfError> {
-        let top = &parts[0];
-        let others: Vec<&str> = parts[1..].iter().map(|p| p.name).collect();
-        let pieces: Vec<_> = parts
-            .iter()
-            .map(|p| (p.mass, p.com.coords, p.inertia))
-            .collect();
-        let Some((mass, com, inertia)) = axion_math::combine_parts(&pieces) else {
-            let merged = if others.is_empty() {
-                String::new()
-            } else {
-                format!(" (with the links fixed to it: {others:?})")
-            };
-            return Err(self.error(
-                top.line,
-                UrdfErrorKind::Invalid(format!(
-                    "link {:?}{merged} has no mass but {moves}; give it an <inertial> (or bolt the robot down with a fixed base)",
-                    top.name
-                )),
-            ));
-        };
-        let head = parts.iter().find(|p| p.mass > 0.0).unwrap_or(top);
-        let (line, head) = (head.line, head.name);
-        match repair_inertia(&inertia) {
-            InertiaRepair::Valid => Ok((mass, com, inertia)),
-            InertiaRepair::Repaired {
-                before,
-                after,
-                inertia: repaired,
-            } => {
-                let merged = if others.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (merged with {others:?})")
-                };
-                let what = format!(
-                    "link {head:?}{merged}: principal moments {} are not a physical inertia (positive, each at most the sum of the others)",
-                    format_moments(before)
-                );
-                if self.options.inertia == InertiaPolicy::Refuse {
-                    return Err(self.error(line, UrdfErrorKind::Invalid(what)));
-                }
-                self.warn(
-                    Some(line),
-                    format!("{what}; repaired to {}", format_moments(after)),
-                );
-                Ok((mass, com, repaired))
-            }
-            InertiaRepair::Empty { moments: m } => Err(self.error(
-                line,
-                UrdfErrorKind::Invalid(format!(
-                    "link {head:?} has mass {mass} but principal moments {}: give it an inertia",
-                    format_moments(m)
-                )),
-            )),
-        }
-    }
-
-    /// The geometry of a `<collision>`: a solid, or a mesh (its convex hull on a moving
-    /// body, the triangle mesh on a static one).
-    fn collision_geometry(
-        &self,
-        link: &Link,
-        collision: &Collision,
-        is_static: bool,
-    ) -> Result<Geometry, UrdfError> {
-        let (filename, scale) = match &collision.geometry {
-            GeometrySpec::Solid(shape) => return Ok(Geometry::Solid(*shape)),
-            GeometrySpec::Plane(normal) if is_static => {
-                return Ok(Geometry::HalfSpace { normal: *normal });
-            }
-            GeometrySpec::Plane(_) => {
-                return Err(self.error(
-                    collision.line,
-                    UrdfErrorKind::Unsupported(format!(
-                        "link {:?}: a <plane> on a moving link (planes are static ground)",
-                        link.name
-                    )),
-                ));
-            }
-            GeometrySpec::Mesh { filename, scale } => (*filename, *scale),
-        };
-        let mesh_error = |message: String| UrdfError {
-            at: self.at(Some(collision.line)),
-            kind: UrdfErrorKind::Mesh(format!(
-                "link {:?}: collision mesh {filename:?}: {message}",
-                link.name
-            )),
-        };
-        let folder = self.options.file.as_deref().and_then(Path::parent);
-        let path = resolve_uri(filename, folder, &self.options.package_paths)
-            .map_err(|u| mesh_error(u.to_string()))?;
-        let key = (path.clone(), scale.data.0[0].map(f64::to_bits));
-        let mut meshes = self.meshes.borrow_mut();
-        if !meshes.contains_key(&key) {
-            let mesh = load_mesh(&path, scale).map_err(|e| mesh_error(e.reason))?;
-            for w in &mesh.warnings {
-                self.warn(Some(collision.line), w.clone());
-            }
-            meshes.insert(key.clone(), mesh);
-        }
-        let mesh = &meshes[&key];
-        Ok(if is_static {
-            Geometry::TriMesh {
-                vertices: mesh.vertices.clone(),
-                indices: mesh.triangles.clone(),
-            }
-        } else {
-            Geometry::ConvexHull {
-                points: mesh.vertices.clone(),
-            }
-        })
-    }
-}
-
-/// One link's share of a merged body, in the body's frame.
-struct Part<'a> {
-    name: &'a str,
-    line: u32,
-    mass: f64,
-    com: nalgebra::Point3<f64>,
-    inertia: Matrix3<f64>,
-}
-
-/// Whether the joint kind reads `<axis>`.
-fn uses_axis(kind: Kind) -> bool {
-    matches!(kind, Kind::Revolute | Kind::Continuous | Kind::Prismatic)
-}
-
-/// Moments for messages, with 4 significant digits.
-fn format_moments(m: [f64; 3]) -> String {
-    format!("[{:.4e}, {:.4e}, {:.4e}]", m[0], m[1], m[2])
 }

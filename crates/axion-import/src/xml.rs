@@ -146,12 +146,34 @@ impl<'input> Xml<'input> {
             .transpose()
     }
 
-    fn numbers<const N: usize>(
+    /// `text` (the value of attribute `name` of `node`, or its default) as exactly `N`
+    /// numbers.
+    pub fn numbers<const N: usize>(
         &self,
         node: Node,
         name: &str,
         text: &str,
     ) -> Result<[f64; N], Issue> {
+        let list = self.number_list(node, name, text)?;
+        <[f64; N]>::try_from(list.as_slice()).map_err(|_| {
+            let expected = if N == 1 {
+                "one number".to_string()
+            } else {
+                format!("{N} numbers")
+            };
+            self.issue(
+                node,
+                format!(
+                    "<{} {name}=\"{text}\">: expected {expected}, found {}",
+                    node.tag_name().name(),
+                    list.len()
+                ),
+            )
+        })
+    }
+
+    /// `text` as a list of finite numbers separated by spaces.
+    pub fn number_list(&self, node: Node, name: &str, text: &str) -> Result<Vec<f64>, Issue> {
         let what = || format!("<{} {name}=\"{text}\">", node.tag_name().name());
         if text.contains("${") || text.contains("$(") {
             return Err(self.issue(
@@ -168,29 +190,16 @@ impl<'input> Xml<'input> {
                 format!("{}: numbers are separated by spaces, not commas", what()),
             ));
         }
-        let parts: Vec<&str> = text.split_whitespace().collect();
-        if parts.len() != N {
-            let expected = if N == 1 {
-                "one number".to_string()
-            } else {
-                format!("{N} numbers")
-            };
-            return Err(self.issue(
-                node,
-                format!("{}: expected {expected}, found {}", what(), parts.len()),
-            ));
-        }
-        let mut out = [0.0; N];
-        for (o, p) in out.iter_mut().zip(&parts) {
-            *o = p
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-                .ok_or_else(|| {
-                    self.issue(node, format!("{}: {p:?} is not a finite number", what()))
-                })?;
-        }
-        Ok(out)
+        text.split_whitespace()
+            .map(|p| {
+                p.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| {
+                        self.issue(node, format!("{}: {p:?} is not a finite number", what()))
+                    })
+            })
+            .collect()
     }
 
     /// The first child element named `name`.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use axion_import::{
-    DriveSchedule, InertiaPolicy, UrdfErrorKind, UrdfOptions, import_urdf, import_urdf_file,
+    DriveSchedule, InertiaPolicy, RobotErrorKind, RobotOptions, import_urdf, import_urdf_file,
 };
 use axion_model::{BodyKind, DriveId, Geometry, ModelBuilder};
 use nalgebra::{Matrix3, Vector3};
@@ -143,7 +143,7 @@ fn meshes_in_three_formats_are_read_with_their_scale() {
     for file in ["m/box.stl", "m/box.obj", "m/box.DAE"] {
         let file = file.replace("DAE", "dae");
         let text = one_link(&format!(r#"<mesh filename="{file}" scale="2 1 0.5"/>"#));
-        let options = UrdfOptions {
+        let options = RobotOptions {
             file: Some(dir.join("r.urdf")),
             ..Default::default()
         };
@@ -156,7 +156,7 @@ fn meshes_in_three_formats_are_read_with_their_scale() {
             (e - Vector3::new(0.2, 0.2, 0.15)).norm() < 1e-6,
             "{file}: extents {e}"
         );
-        let fixed = UrdfOptions {
+        let fixed = RobotOptions {
             fixed_base: true,
             ..options
         };
@@ -170,7 +170,7 @@ fn meshes_in_three_formats_are_read_with_their_scale() {
     }
     write(&dir.join("m/yup.dae"), &collada([100.0; 3], "Y_UP"));
     let text = one_link(r#"<mesh filename="m/yup.dae"/>"#);
-    let options = UrdfOptions {
+    let options = RobotOptions {
         file: Some(dir.join("r.urdf")),
         ..Default::default()
     };
@@ -198,7 +198,7 @@ fn package_uris_are_found_as_ros_finds_them() {
     let text = one_link(r#"<mesh filename="package://robot_description/meshes/box.stl"/>"#);
     let elsewhere = dir.join("urdf/r.urdf");
     let import = |search: Vec<PathBuf>| {
-        let options = UrdfOptions {
+        let options = RobotOptions {
             file: Some(elsewhere.clone()),
             package_paths: search,
             ..Default::default()
@@ -207,7 +207,7 @@ fn package_uris_are_found_as_ros_finds_them() {
     };
     let err = import(vec![]).unwrap_err();
     let message = err.to_string();
-    assert!(matches!(err.kind, UrdfErrorKind::Mesh(_)));
+    assert!(matches!(err.kind, RobotErrorKind::Mesh(_)));
     assert!(
         message.contains("r.urdf:1:")
             && message.contains("tried")
@@ -250,7 +250,7 @@ fn fixed_links_merge_into_one_body_with_exact_mass_properties() {
         i(0.5, 1.0, 0.5)
     );
     let mut b = ModelBuilder::new();
-    let imported = import_urdf(&text, &UrdfOptions::default(), &mut b).unwrap();
+    let imported = import_urdf(&text, &RobotOptions::default(), &mut b).unwrap();
     let model = b.build().unwrap();
     assert_eq!(model.bodies().len(), 1);
     assert_eq!(model.joints().len(), 0);
@@ -287,7 +287,7 @@ fn a_massless_moving_link_takes_the_mass_fixed_to_it() {
 </robot>"#
     );
     let mut b = ModelBuilder::new();
-    let imported = import_urdf(&text, &UrdfOptions::default(), &mut b).unwrap();
+    let imported = import_urdf(&text, &RobotOptions::default(), &mut b).unwrap();
     let model = b.build().unwrap();
     assert_eq!(model.bodies().len(), 2);
     assert_eq!(model.bodies()[1].name, "tool");
@@ -304,7 +304,7 @@ fn invalid_inertias_are_repaired_with_a_warning_or_refused() {
   <link name="camera"><inertial><mass value="0.1"/><inertia ixx="1e-4" ixy="0" ixz="0" iyy="1e-4" iyz="0" izz="3e-4"/></inertial></link>
 </robot>"#;
     let mut b = ModelBuilder::new();
-    let imported = import_urdf(text, &UrdfOptions::default(), &mut b).unwrap();
+    let imported = import_urdf(text, &RobotOptions::default(), &mut b).unwrap();
     let warning = imported.warnings[0].to_string();
     assert!(
         warning.starts_with("line 2: link \"camera\"")
@@ -316,7 +316,7 @@ fn invalid_inertias_are_repaired_with_a_warning_or_refused() {
     let d = model.bodies()[0].mass.inertia().diagonal();
     assert!((d[2] - (d[0] + d[1])).abs() < 1e-15, "{d}");
 
-    let refuse = UrdfOptions {
+    let refuse = RobotOptions {
         inertia: InertiaPolicy::Refuse,
         ..Default::default()
     };
@@ -351,7 +351,7 @@ fn massless_roots_are_fixed_bases() {
   <joint name="shoulder" type="continuous"><parent link="{root}"/><child link="arm"/><axis xyz="0 1 0"/></joint></robot>"#
         );
         let mut b = ModelBuilder::new();
-        let imported = import_urdf(&text, &UrdfOptions::default(), &mut b).unwrap();
+        let imported = import_urdf(&text, &RobotOptions::default(), &mut b).unwrap();
         assert!(imported.fixed_base);
         assert!(imported.warnings[0].message.contains("fixed base"));
         let model = b.build().unwrap();
@@ -370,7 +370,7 @@ fn joints_without_bounds_are_unlimited() {
   <joint name="elbow" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>{limit}</joint></robot>"#
         );
         let mut b = ModelBuilder::new();
-        let imported = import_urdf(&text, &UrdfOptions::default(), &mut b).unwrap();
+        let imported = import_urdf(&text, &RobotOptions::default(), &mut b).unwrap();
         assert!(
             imported
                 .warnings
@@ -435,7 +435,7 @@ fn errors_name_the_file_and_the_line() {
     for (name, text, line, expected) in cases {
         let path = dir.join(format!("{name}.urdf"));
         write(&path, text);
-        let err = import_urdf_file(&path, &UrdfOptions::default(), &mut ModelBuilder::new())
+        let err = import_urdf_file(&path, &RobotOptions::default(), &mut ModelBuilder::new())
             .unwrap_err()
             .to_string();
         let at = format!("{}:{line}: ", path.display());
@@ -454,7 +454,7 @@ fn nul_bytes_and_late_declarations_are_tolerated() {
     let text = format!(
         "\n\n<?xml version=\"1.0\"?>\n<robot name=\"r\"><link name=\"a\">{INERTIAL}</link></robot>\n\0"
     );
-    let imported = import_urdf(&text, &UrdfOptions::default(), &mut ModelBuilder::new()).unwrap();
+    let imported = import_urdf(&text, &RobotOptions::default(), &mut ModelBuilder::new()).unwrap();
     let messages: Vec<String> = imported.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(messages.len(), 2, "{messages:?}");
     assert!(
@@ -551,7 +551,7 @@ fn leggy() -> String {
 #[test]
 fn self_collision_is_off_by_default_and_excludes_touching_pairs_when_on() {
     let import = |self_collision| {
-        let options = UrdfOptions {
+        let options = RobotOptions {
             self_collision,
             ..Default::default()
         };

@@ -6,7 +6,7 @@ use std::f64::consts::FRAC_PI_4;
 
 use std::collections::HashMap;
 
-use axion_import::{UrdfError, UrdfOptions, import_urdf};
+use axion_import::{RobotError, RobotOptions, import_urdf};
 use axion_model::{
     Anisotropy, BodyDesc, BodyId, DriveDesc, Geometry, JointDesc, JointLimits, JointType, Material,
     Model, ModelBuilder, ModelError, Shape, ShapeDesc,
@@ -579,7 +579,7 @@ pub const SKID_STEER_URDF: &str = include_str!("../../../examples/robots/skid_st
 /// the ground (chassis at z = 0.361 m), each wheel joint with a velocity drive
 /// (ke 150) at `speeds` rad/s (left, right, rear). Its chassis is the body named
 /// `chassis`.
-pub fn skid_steer(speeds: [f64; 3]) -> Result<Model, UrdfError> {
+pub fn skid_steer(speeds: [f64; 3]) -> Result<Model, RobotError> {
     let mut b = ModelBuilder::new();
     let ground = ShapeDesc::from_geometry(Geometry::HalfSpace {
         normal: Vector3::z(),
@@ -599,7 +599,7 @@ pub fn skid_steer(speeds: [f64; 3]) -> Result<Model, UrdfError> {
             )
         })
         .collect();
-    let options = UrdfOptions {
+    let options = RobotOptions {
         base_pose: Isometry3::translation(0.0, 0.0, 0.361),
         drives,
         friction: 0.7,

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use axion::prelude::*;
-use axion::{BodyId, DriveId, Geometry, UrdfOptions, import_urdf, scenes};
+use axion::{BodyId, DriveId, Geometry, RobotOptions, import_urdf, scenes};
 use nalgebra::{Isometry3, Vector3};
 
 fn robot(file: &str) -> String {
@@ -101,7 +101,7 @@ fn skid_steer_drives_straight_and_turns() {
 #[test]
 fn urdf_cartpole_matches_the_built_in_one() {
     let mut b = ModelBuilder::new();
-    let options = UrdfOptions {
+    let options = RobotOptions {
         fixed_base: true,
         drives: HashMap::from([(
             "slider".to_string(),
@@ -137,7 +137,7 @@ fn urdf_cartpole_matches_the_built_in_one() {
 fn urdf_errors_name_the_problem() {
     let mut b = ModelBuilder::new();
     let bad = |text: &str| {
-        import_urdf(text, &UrdfOptions::default(), &mut ModelBuilder::new())
+        import_urdf(text, &RobotOptions::default(), &mut ModelBuilder::new())
             .unwrap_err()
             .to_string()
     };
@@ -149,14 +149,14 @@ fn urdf_errors_name_the_problem() {
     // A root without mass is bolted to the world, and the import says so.
     let massless = "<robot name=\"r\"><link name=\"a\"/></robot>";
     let imported =
-        import_urdf(massless, &UrdfOptions::default(), &mut ModelBuilder::new()).unwrap();
+        import_urdf(massless, &RobotOptions::default(), &mut ModelBuilder::new()).unwrap();
     assert!(imported.fixed_base);
     let warning = imported.warnings[0].to_string();
     assert!(
         warning.contains("\"a\" has no mass") && warning.contains("fixed base"),
         "{warning}"
     );
-    let unknown_drive = UrdfOptions {
+    let unknown_drive = RobotOptions {
         drives: HashMap::from([(
             "nope".to_string(),
             DriveDesc::Velocity {
@@ -215,7 +215,7 @@ fn massless_frames_merge_into_their_bodies() {
     let base = Isometry3::translation(0.0, 0.0, 1.0);
     let import = |text: &str, base_pose: Isometry3<f64>| {
         let mut b = ModelBuilder::new();
-        let options = UrdfOptions {
+        let options = RobotOptions {
             base_pose,
             ..Default::default()
         };
@@ -287,11 +287,11 @@ fn massless_links_that_would_move_are_refused() {
         &format!("<link name=\"arm\">{INERTIAL}</link>"),
         "<link name=\"arm\"/>",
     );
-    let err = import_urdf(&text, &UrdfOptions::default(), &mut ModelBuilder::new())
+    let err = import_urdf(&text, &RobotOptions::default(), &mut ModelBuilder::new())
         .unwrap_err()
         .to_string();
     assert!(err.contains("\"arm\"") && err.contains("shoulder"), "{err}");
-    let drive_on_merged = UrdfOptions {
+    let drive_on_merged = RobotOptions {
         drives: HashMap::from([(
             "flange".to_string(),
             DriveDesc::Velocity {
@@ -355,7 +355,7 @@ proptest::proptest! {
             _ => text.chars().take(at.index(text.len())).collect(),
         };
         let mut b = ModelBuilder::new();
-        if import_urdf(&mutated, &UrdfOptions::default(), &mut b).is_ok()
+        if import_urdf(&mutated, &RobotOptions::default(), &mut b).is_ok()
             && let Ok(model) = b.build()
             && let Ok(mut sim) = Simulator::new(model, 1, 0.01, BackendChoice::Cpu)
         {
@@ -369,7 +369,7 @@ proptest::proptest! {
 #[test]
 fn urdf_limits_and_dynamics_are_kept() {
     let mut b = ModelBuilder::new();
-    let bolted = UrdfOptions {
+    let bolted = RobotOptions {
         fixed_base: true,
         ..Default::default()
     };
@@ -388,7 +388,7 @@ fn urdf_limits_and_dynamics_are_kept() {
         "<axis xyz=\"0 1 0\"/><limit lower=\"-1\" upper=\"1.5\" effort=\"20\" velocity=\"3\"/><dynamics damping=\"0.7\" friction=\"0.1\"/>",
     );
     let mut b = ModelBuilder::new();
-    import_urdf(&with_dynamics, &UrdfOptions::default(), &mut b).unwrap();
+    import_urdf(&with_dynamics, &RobotOptions::default(), &mut b).unwrap();
     let model = b.build().unwrap();
     let shoulder = &model.joints()[0];
     assert_eq!(
@@ -401,9 +401,13 @@ fn urdf_limits_and_dynamics_are_kept() {
     );
 
     let inverted = with_dynamics.replace("lower=\"-1\" upper=\"1.5\"", "lower=\"2\" upper=\"1\"");
-    let err = import_urdf(&inverted, &UrdfOptions::default(), &mut ModelBuilder::new())
-        .unwrap_err()
-        .to_string();
+    let err = import_urdf(
+        &inverted,
+        &RobotOptions::default(),
+        &mut ModelBuilder::new(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("\"shoulder\"") && err.contains("above upper"),
         "{err}"
@@ -472,7 +476,7 @@ fn urdf_stl_meshes_collide() {
     assert!((z - 0.05).abs() < 1e-6, "brick rests at z = {z}");
     assert!(sim.last_report().all_converged());
 
-    let options = |fixed_base| UrdfOptions {
+    let options = |fixed_base| RobotOptions {
         fixed_base,
         file: Some(dir.join("brick.urdf")),
         ..Default::default()
@@ -484,7 +488,7 @@ fn urdf_stl_meshes_collide() {
         &model.bodies()[0].shapes[0].geometry,
         Geometry::TriMesh { indices, .. } if indices.len() == 12
     ));
-    let refused = |mesh: &str, options: &UrdfOptions| {
+    let refused = |mesh: &str, options: &RobotOptions| {
         import_urdf(&urdf(mesh), options, &mut ModelBuilder::new())
             .unwrap_err()
             .to_string()
@@ -500,7 +504,7 @@ fn urdf_stl_meshes_collide() {
         err.contains("not found; tried") && err.contains("nowhere.stl"),
         "{err}"
     );
-    let err = refused("brick.stl", &UrdfOptions::default());
+    let err = refused("brick.stl", &RobotOptions::default());
     assert!(
         err.contains("collision mesh \"brick.stl\": not found"),
         "{err}"
@@ -535,4 +539,27 @@ fn excluded_pairs_pass_through_each_other() {
     };
     assert!((rest_height(false) - 0.3).abs() < 1e-4);
     assert!((rest_height(true) - 0.1).abs() < 1e-4);
+}
+
+/// MJCF collision filters as MuJoCo reads them (contype₁ & conaffinity₂ or contype₂ &
+/// conaffinity₁): a ball with the default bits lands on the floor plane and rests at its
+/// radius; with conaffinity 0 on the ball it still lands (its contype meets the floor's
+/// conaffinity); with both its bits 0 it collides with nothing and falls through.
+#[test]
+fn mjcf_balls_land_as_their_contact_bits_say() {
+    let height = |bits: &str| {
+        let text = format!(
+            "<mujoco><worldbody><geom type=\"plane\" size=\"1 1 0.1\"/>\
+             <body pos=\"0 0 0.5\"><freejoint/><geom size=\"0.1\" {bits}/></body></worldbody></mujoco>"
+        );
+        let mut b = ModelBuilder::new();
+        let imported = axion::import_mjcf(&text, &RobotOptions::default(), &mut b).unwrap();
+        let ball = imported.links["body1"];
+        let mut sim = Simulator::new(b.build().unwrap(), 1, 0.01, BackendChoice::Cpu).unwrap();
+        sim.run(100).unwrap();
+        sim.state().com_pose(0, ball).translation.z
+    };
+    assert!((height("") - 0.1).abs() < 1e-4);
+    assert!((height("conaffinity=\"0\"") - 0.1).abs() < 1e-4);
+    assert!(height("contype=\"0\" conaffinity=\"0\"") < -1.0);
 }

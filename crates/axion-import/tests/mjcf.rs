@@ -1,0 +1,401 @@
+//! MJCF import checked against MuJoCo's own compiler: every body's mass, centre of mass
+//! and inertia (in the world, bodies welded together combined), and every joint's
+//! anchor and axis in the world, equal those of MuJoCo's compiled model within 1e-9
+//! relative.
+//!
+//! MuJoCo runs in Python (`pip install mujoco`). Without it the comparisons print why
+//! they are skipped and pass, unless `AXION_MUJOCO_REQUIRED=1` (set by `.ci/run`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use axion_constraints::joint::JointKind;
+use axion_import::{RobotOptions, import_mjcf, import_mjcf_file};
+use axion_model::{BodyId, Model, ModelBuilder};
+use nalgebra::{Matrix3, Vector3};
+
+/// Prints MuJoCo's compiled bodies and joints at the reference pose as JSON.
+const MUJOCO_DUMP: &str = r#"
+import json, sys
+import mujoco
+import numpy as np
+m = mujoco.MjModel.from_xml_path(sys.argv[1])
+d = mujoco.MjData(m)
+mujoco.mj_forward(m, d)
+name = lambda kind, i: mujoco.mj_id2name(m, kind, i)
+bodies = []
+for b in range(m.nbody):
+    R = d.ximat[b].reshape(3, 3)
+    bodies.append({
+        "name": name(mujoco.mjtObj.mjOBJ_BODY, b),
+        "mass": float(m.body_mass[b]),
+        "com": d.xipos[b].tolist(),
+        "inertia": (R @ np.diag(m.body_inertia[b]) @ R.T).tolist(),
+    })
+joints = [{
+    "name": name(mujoco.mjtObj.mjOBJ_JOINT, j),
+    "type": int(m.jnt_type[j]),
+    "anchor": d.xanchor[j].tolist(),
+    "axis": d.xaxis[j].tolist(),
+} for j in range(m.njnt)]
+print(json.dumps({"bodies": bodies, "joints": joints}))
+"#;
+
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Whether MuJoCo can be run; prints why not (and fails when it is required).
+fn mujoco_available() -> bool {
+    let ok = Command::new(python())
+        .args(["-c", "import mujoco"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let reason = "skipped: the Python package mujoco is not installed (pip install mujoco)";
+        assert!(
+            std::env::var_os("AXION_MUJOCO_REQUIRED").is_none_or(|v| v != "1"),
+            "{reason}, and AXION_MUJOCO_REQUIRED=1"
+        );
+        println!("{reason}");
+    }
+    ok
+}
+
+/// What MuJoCo compiled from `path`.
+fn mujoco_model(path: &Path) -> serde_json::Value {
+    let out = Command::new(python())
+        .args(["-c", MUJOCO_DUMP])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "MuJoCo on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn vector(v: &serde_json::Value) -> Vector3<f64> {
+    Vector3::from_iterator(v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+}
+
+fn matrix(v: &serde_json::Value) -> Matrix3<f64> {
+    let rows: Vec<Vector3<f64>> = v.as_array().unwrap().iter().map(vector).collect();
+    Matrix3::from_rows(&[
+        rows[0].transpose(),
+        rows[1].transpose(),
+        rows[2].transpose(),
+    ])
+}
+
+/// One body's mass, centre and inertia in the world.
+type Part = (f64, Vector3<f64>, Matrix3<f64>);
+
+/// |a − b| within 1e-9 of `scale`.
+fn close(what: &str, a: f64, b: f64, scale: f64, errors: &mut Vec<String>) {
+    if (a - b).abs() > 1e-9 * scale {
+        errors.push(format!("{what}: ours {a:e}, MuJoCo {b:e}"));
+    }
+}
+
+/// Imports `path` and compares it with MuJoCo's compiled model; returns the mismatches.
+fn compare(path: &Path) -> Vec<String> {
+    let mut b = ModelBuilder::new();
+    let imported =
+        import_mjcf_file(path, &RobotOptions::default(), &mut b).unwrap_or_else(|e| panic!("{e}"));
+    let model: Model = b.build().unwrap();
+    let mj = mujoco_model(path);
+    let mut errors = Vec::new();
+    // MuJoCo's bodies grouped by the body that carries them here (welded bodies merge).
+    let mut groups: HashMap<BodyId, Vec<Part>> = HashMap::new();
+    for (k, body) in mj["bodies"].as_array().unwrap().iter().enumerate() {
+        let name = match body["name"].as_str() {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ if k == 0 => "world".to_string(),
+            _ => format!("body{k}"),
+        };
+        let Some(&id) = imported.links.get(&name) else {
+            errors.push(format!("MuJoCo's body {name:?} is missing"));
+            continue;
+        };
+        groups.entry(id).or_default().push((
+            body["mass"].as_f64().unwrap(),
+            vector(&body["com"]),
+            matrix(&body["inertia"]),
+        ));
+    }
+    for (id, parts) in groups {
+        let ours = &model.bodies()[id.0];
+        if !ours.is_dynamic() {
+            continue;
+        }
+        let (mass, com, inertia) = axion_math::combine_parts(&parts).unwrap();
+        let name = &ours.name;
+        close(
+            &format!("{name} mass"),
+            ours.mass.mass(),
+            mass,
+            mass,
+            &mut errors,
+        );
+        let our_com = ours.initial_pose.translation.vector;
+        let size = com.norm().max(1.0);
+        for k in 0..3 {
+            close(
+                &format!("{name} com[{k}]"),
+                our_com[k],
+                com[k],
+                size,
+                &mut errors,
+            );
+        }
+        let r = ours.initial_pose.rotation.to_rotation_matrix().into_inner();
+        let our_inertia = r * ours.mass.inertia() * r.transpose();
+        let scale = inertia.abs().max();
+        for (k, (a, b)) in our_inertia.iter().zip(inertia.iter()).enumerate() {
+            close(&format!("{name} inertia[{k}]"), *a, *b, scale, &mut errors);
+        }
+    }
+    for joint in mj["joints"].as_array().unwrap() {
+        let name = joint["name"].as_str().unwrap_or_default();
+        if joint["type"] == 0 {
+            continue; // free joints: no anchor or axis
+        }
+        let Some(&id) = imported.joints.get(name) else {
+            errors.push(format!("MuJoCo's joint {name:?} is missing"));
+            continue;
+        };
+        let j = &model.joints()[id.0];
+        let parent = j.parent.map_or(nalgebra::Isometry3::identity(), |p| {
+            model.bodies()[p.0].initial_pose
+        });
+        let frame = parent * j.joint.frames.parent;
+        let anchor = frame.translation.vector;
+        let mj_anchor = vector(&joint["anchor"]);
+        let size = mj_anchor.norm().max(1.0);
+        for k in 0..3 {
+            close(
+                &format!("joint {name} anchor[{k}]"),
+                anchor[k],
+                mj_anchor[k],
+                size,
+                &mut errors,
+            );
+        }
+        let axis = match j.joint.kind {
+            JointKind::Revolute { axis } | JointKind::Prismatic { axis } => axis.vector(),
+            _ => continue,
+        };
+        let axis = frame.rotation * axis;
+        let mj_axis = vector(&joint["axis"]);
+        for k in 0..3 {
+            close(
+                &format!("joint {name} axis[{k}]"),
+                axis[k],
+                mj_axis[k],
+                1.0,
+                &mut errors,
+            );
+        }
+    }
+    errors
+}
+
+/// A model written for this test: nested default classes with `childclass`, every way
+/// of giving an orientation, geoms with `fromto`, `mass` and `density`, an explicit
+/// `fullinertia`, a welded body, joints with anchors off the body origin, slides.
+const RICH: &str = r#"<mujoco model="rich">
+  <compiler angle="degree" eulerseq="zyx"/>
+  <default>
+    <geom density="700" friction="0.8"/>
+    <joint damping="0.1"/>
+    <default class="limb">
+      <geom type="capsule" size="0.04"/>
+      <joint type="hinge" axis="0 1 0" range="-90 90"/>
+      <default class="heavy">
+        <geom density="2500"/>
+      </default>
+    </default>
+  </default>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 0.1"/>
+    <body name="base" pos="0.1 -0.2 1.0" euler="30 10 -20">
+      <freejoint/>
+      <geom type="box" size="0.2 0.15 0.1"/>
+      <geom type="sphere" size="0.05" pos="0.2 0 0.1" mass="0.3"/>
+      <body name="arm" pos="0.2 0.1 0" xyaxes="0 1 0 -1 0 0" childclass="limb">
+        <joint name="shoulder" pos="0 0 0.02"/>
+        <geom fromto="0 0 0 0.3 0.1 -0.2"/>
+        <body name="forearm" pos="0.3 0.1 -0.2" zaxis="1 1 0">
+          <joint name="elbow" axis="1 0 0" pos="0.01 0 0"/>
+          <geom class="heavy" fromto="0 0 0 0 0 0.25" size="0.03"/>
+          <body name="tool" pos="0 0 0.25" axisangle="0 1 1 45">
+            <geom type="cylinder" size="0.02 0.05"/>
+          </body>
+          <body name="sensor" pos="0.02 0 0.1">
+            <inertial pos="0.01 0 0" quat="0.8 0.2 0.1 0.5" mass="0.2" diaginertia="0.001 0.002 0.0025"/>
+          </body>
+        </body>
+      </body>
+      <body name="slider" pos="-0.2 0 0" quat="0.9 0.1 0.3 -0.2">
+        <joint name="rail" type="slide" axis="1 0 0" range="-0.1 0.1"/>
+        <inertial pos="0.01 0.02 0.03" mass="1.5" fullinertia="0.02 0.03 0.04 0.001 -0.002 0.003"/>
+        <geom type="box" fromto="0 0 0 0.1 0 0" size="0.02 0.03"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"#;
+
+#[test]
+fn masses_frames_and_joints_equal_mujoco_on_a_written_model() {
+    if !mujoco_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("axion-mjcf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rich.xml");
+    std::fs::write(&path, RICH).unwrap();
+    let errors = compare(&path);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The corpus's MJCF files that load: each equals MuJoCo's compiled model.
+#[test]
+fn corpus_models_equal_mujoco() {
+    let root = std::env::var_os("AXION_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus"),
+        PathBuf::from,
+    );
+    let folder = root.join("pybullet_data/mjcf");
+    if !folder.is_dir() {
+        assert!(
+            std::env::var_os("AXION_CORPUS_REQUIRED").is_none_or(|v| v != "1"),
+            "no robot corpus at {}",
+            folder.display()
+        );
+        println!(
+            "skipped: no robot corpus at {} (run scripts/fetch-corpus.sh)",
+            folder.display()
+        );
+        return;
+    }
+    if !mujoco_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for file in [
+        "ant.xml",
+        "inverted_pendulum.xml",
+        "inverted_double_pendulum.xml",
+        "capsule.xml",
+        "capsule_fromtoX.xml",
+        "cylinder_fromtoY.xml",
+        "hello_mjcf.xml",
+    ] {
+        let errors = compare(&folder.join(file));
+        println!("{file}: {} mismatches", errors.len());
+        failures.extend(errors.into_iter().map(|e| format!("{file}: {e}")));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What is refused names the element and the line: several joints in one body, global
+/// coordinates, an unknown joint type, `fullinertia` with an orientation (as MuJoCo
+/// refuses them), a URDF passed as MJCF.
+#[test]
+fn refusals_name_the_line() {
+    let refuse = |text: &str| {
+        import_mjcf(text, &RobotOptions::default(), &mut ModelBuilder::new())
+            .unwrap_err()
+            .to_string()
+    };
+    let two = "<mujoco>\n<worldbody>\n<body name=\"b\">\n<joint name=\"x\" type=\"slide\" axis=\"1 0 0\"/>\n<joint name=\"z\" type=\"slide\" axis=\"0 0 1\"/>\n<geom size=\"0.1\"/></body></worldbody></mujoco>";
+    let e = refuse(two);
+    assert!(e.starts_with("line 3: body \"b\" with 2 joints"), "{e}");
+    let e = refuse("<mujoco>\n<compiler coordinate=\"global\"/><worldbody/></mujoco>");
+    assert!(
+        e.starts_with("line 2: compiler coordinate \"global\""),
+        "{e}"
+    );
+    let e = refuse(
+        "<mujoco><worldbody>\n<body><joint type=\"fixed\"/><geom size=\"1\"/></body></worldbody></mujoco>",
+    );
+    assert!(
+        e.starts_with("line 2: joint") && e.contains("unknown type \"fixed\""),
+        "{e}"
+    );
+    let e = refuse(
+        "<mujoco><worldbody>\n<body><joint/>\n<inertial mass=\"1\" quat=\"1 0 0 0\" fullinertia=\"1 1 1 0 0 0\"/></body></worldbody></mujoco>",
+    );
+    assert!(
+        e.starts_with("line 3: ") && e.contains("orientation"),
+        "{e}"
+    );
+    let e = refuse("<robot name=\"r\"/>");
+    assert!(e.contains("this is a URDF robot"), "{e}");
+}
+
+/// Position and velocity actuators become drives with the gear squared in their gains
+/// (one drive when both act on a joint); motors are listed as not read; a scene takes
+/// the model with `[[robots]] mjcf = "…"`.
+#[test]
+fn actuators_become_drives_and_scenes_take_mjcf() {
+    let dir = std::env::temp_dir().join(format!("axion-mjcf-scene-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("arm.xml"),
+        r#"<mujoco model="arm">
+  <default><position kp="50"/></default>
+  <worldbody>
+    <body name="upper" pos="0 0 1"><joint name="shoulder" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/>
+      <body name="lower" pos="0.5 0 0"><joint name="elbow" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.04"/>
+        <body name="hand" pos="0.4 0 0"><joint name="wrist" axis="0 0 1"/><geom size="0.05"/></body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position joint="shoulder" gear="2" kv="3"/>
+    <position joint="elbow"/>
+    <velocity joint="elbow" kv="7"/>
+    <motor joint="wrist" gear="10"/>
+  </actuator>
+</mujoco>"#,
+    )
+    .unwrap();
+    let scene = "[[robots]]\nmjcf = \"arm.xml\"\nposition = [0, 0, 0.5]\n";
+    let scene = axion_import::parse_scene_in(scene, &dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let model = &scene.model;
+    let gains = |joint: &str| {
+        let j = model.joints().iter().find(|j| j.name == joint).unwrap();
+        j.drive.map(|d| {
+            let drive = &model.drives()[d.0].initial;
+            (
+                matches!(drive.mode(), DriveMode::Position { .. }),
+                drive.ke(),
+                drive.kd(),
+            )
+        })
+    };
+    use axion_constraints::drive::DriveMode;
+    assert_eq!(gains("shoulder"), Some((true, 200.0, 12.0)));
+    assert_eq!(gains("elbow"), Some((true, 50.0, 7.0)));
+    assert_eq!(gains("wrist"), None);
+    assert!(
+        scene
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with("<actuator>/<motor> is not read")),
+        "{:?}",
+        scene.warnings
+    );
+    // The scene's base pose moves the world-welded tree: the upper arm's joint is at
+    // z = 1.5.
+    let upper = model.body_id("upper").unwrap();
+    assert!((model.bodies()[upper.0].initial_pose.translation.z - 1.5).abs() < 1e-12);
+}
