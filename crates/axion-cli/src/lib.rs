@@ -360,11 +360,22 @@ pub struct Summary {
     pub max_iterations: usize,
     /// Share of world-steps that converged.
     pub converged_share: f64,
-    /// Largest joint anchor error seen (m).
+    /// Largest joint anchor error seen (m), the initial state's included.
     pub max_joint_error: f64,
     /// Largest contact count of a world-step.
     pub max_contacts: usize,
+    /// What the initial state violates ([`axion::InitialState`], one line).
+    pub initial_state: String,
+    /// Steps in which world 0's total energy rose by more than [`ENERGY_RISE`] of its
+    /// scale (kinetic plus |potential|, the larger of before and after the step).
+    pub energy_rise_steps: usize,
+    /// The largest such rise, as a share of the scale, and when (s).
+    pub largest_energy_rise: (f64, f64),
 }
+
+/// A step whose total energy rises by more than this share of the energy's scale is
+/// counted in [`Summary::energy_rise_steps`].
+pub const ENERGY_RISE: f64 = 0.01;
 
 impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -390,7 +401,19 @@ impl std::fmt::Display for Summary {
             100.0 * self.converged_share
         )?;
         writeln!(f, "  max joint error    {:.2e} m", self.max_joint_error)?;
-        write!(f, "  max contacts       {}", self.max_contacts)
+        write!(f, "  max contacts       {}", self.max_contacts)?;
+        write!(f, "\n  {}", self.initial_state)?;
+        if self.energy_rise_steps > 0 {
+            let (share, t) = self.largest_energy_rise;
+            write!(
+                f,
+                "\n  warning: total energy rose by more than {} % of its scale in {} step(s), by {:.1} % at most (t = {t:.3} s); drives and applied forces add energy, a passive scene should not",
+                100.0 * ENERGY_RISE,
+                self.energy_rise_steps,
+                100.0 * share
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -679,10 +702,11 @@ pub struct RobotSetup {
 /// z = 0, or 1 mm below the lowest point of the moving links if they reach lower;
 /// otherwise the robot stands on the ground at z = 0 with its lowest point 1 mm above
 /// it. A model with a ground of its own (a static half-space: an MJCF floor plane) is
-/// taken as written, with
-/// no ground added; an MJCF file's gravity is applied. Meshes are found relative to the
-/// file and on the setup's package paths. Returns the model and what the import found
-/// (its warnings included).
+/// taken as written, with no ground added; an MJCF file's gravity is applied. Meshes
+/// are found relative to the file and on the setup's package paths. Joints described
+/// outside their range start at the nearest end of it
+/// ([`axion::RobotOptions::start_in_range`]). Returns the model and what the import
+/// found (its warnings included).
 pub fn robot_model(
     path: &Path,
     setup: &RobotSetup,
@@ -714,6 +738,7 @@ pub fn robot_model(
             file: Some(path.to_path_buf()),
             package_paths: setup.package_paths.clone(),
             self_collision: setup.self_collision,
+            start_in_range: true,
             ..Default::default()
         };
         let imported = match axion::import::RobotFormat::sniff(&text) {
@@ -797,6 +822,10 @@ pub fn check_robot(path: &Path, setup: &RobotSetup) -> Result<String, CliError> 
         ));
     }
     text.push_str(&format!(
+        "{}\n",
+        axion::initial_state(&m).map_err(SimError::from)?
+    ));
+    text.push_str(&format!(
         "{}: ok — {}; {} bodies (with the ground), {} joints ({} rows), {} joint ranges, {} dampers",
         path.display(),
         imported.summary(),
@@ -831,8 +860,9 @@ pub fn check_scene(path: &Path) -> Result<String, CliError> {
         scene.settings.dt,
         BackendChoice::Auto,
     )?;
+    let initial = axion::initial_state(m).map_err(SimError::from)?;
     Ok(format!(
-        "{warnings}{}: ok — {} bodies, {} joints ({} rows), {} drives; dt {} s, duration {} s, {} world(s)",
+        "{warnings}{initial}\n{}: ok — {} bodies, {} joints ({} rows), {} drives; dt {} s, duration {} s, {} world(s)",
         path.display(),
         m.bodies().len(),
         m.joints().len(),
@@ -879,8 +909,14 @@ pub fn run_model(
         )
         .expect("valid template"),
     );
-    let (mut iterations, mut max_iterations, mut converged, mut max_error, mut max_contacts) =
-        (0usize, 0, 0usize, 0.0f64, 0);
+    let initial = axion::initial_state(sim.model()).map_err(SimError::from)?;
+    let (mut iterations, mut max_iterations, mut converged, mut max_contacts) =
+        (0usize, 0, 0usize, 0);
+    let mut max_error = (0..options.worlds)
+        .map(|w| sim.joint_errors(w).position)
+        .fold(0.0, f64::max);
+    let mut energy = sim.energy(0);
+    let (mut rises, mut largest_rise) = (0usize, (0.0f64, 0.0f64));
     for k in 0..steps {
         let t_end = (k + 1) as f64 * dt;
         for schedule in schedules {
@@ -900,6 +936,17 @@ pub fn run_model(
         for w in 0..options.worlds {
             max_error = max_error.max(sim.joint_errors(w).position);
         }
+        let now = sim.energy(0);
+        let scale =
+            (energy.kinetic + energy.potential.abs()).max(now.kinetic + now.potential.abs());
+        let rise = (now.total() - energy.total()) / scale;
+        if scale > 0.0 && rise > ENERGY_RISE {
+            rises += 1;
+            if rise > largest_rise.0 {
+                largest_rise = (rise, t_end);
+            }
+        }
+        energy = now;
         if let Some(out) = outputs.as_mut() {
             out.record(
                 &sim,
@@ -930,6 +977,9 @@ pub fn run_model(
         converged_share: converged as f64 / world_steps,
         max_joint_error: max_error,
         max_contacts,
+        initial_state: initial.to_string(),
+        energy_rise_steps: rises,
+        largest_energy_rise: largest_rise,
     };
     if let (Some(out), Some(dir)) = (outputs, options.out.as_deref()) {
         let title = format!("{name}: {steps} steps of {dt} s");

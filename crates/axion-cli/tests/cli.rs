@@ -208,3 +208,84 @@ fn urdf_files_run_on_flat_ground() {
             .contains("--fixed-base, --package-path and --self-collision apply to URDF files")
     );
 }
+
+/// The run summary sees the initial state: two boxes started 3 cm into each other are
+/// named in its initial-state line, the first step pushes them apart and the total
+/// energy rises (counted); a pendulum whose joint starts 0.5 m apart has that gap in
+/// its largest joint error. A passive pendulum that starts closed counts no rise.
+#[test]
+fn run_summaries_report_the_initial_state_and_energy_rises() {
+    use axion::{BodyDesc, JointDesc, JointType, ModelBuilder, Shape, ShapeDesc};
+    use nalgebra::{Isometry3, Vector3};
+    let cube = || {
+        ShapeDesc::new(Shape::Box {
+            half_extents: Vector3::repeat(0.1),
+        })
+    };
+    let mut b = ModelBuilder::new();
+    b.add_body(BodyDesc::dynamic("lower").shape(cube()))
+        .unwrap();
+    b.add_body(
+        BodyDesc::dynamic("upper")
+            .at(Vector3::new(0.0, 0.0, 0.17))
+            .shape(cube()),
+    )
+    .unwrap();
+    b.gravity(Vector3::zeros()).unwrap();
+    let s = axion_cli::run_model(
+        "overlap",
+        b.build().unwrap(),
+        0.01,
+        0.1,
+        &[],
+        &options(0.1, None),
+    )
+    .unwrap();
+    assert!(
+        s.initial_state.contains("shapes overlap by 3.00e-2 m"),
+        "{}",
+        s.initial_state
+    );
+    assert!(s.energy_rise_steps >= 1, "{s}");
+
+    let pendulum = |gap: f64| {
+        let mut b = ModelBuilder::new();
+        let bob = b
+            .add_body(
+                BodyDesc::dynamic("bob")
+                    .at(Vector3::new(1.0, 0.0, 0.0))
+                    .shape(cube()),
+            )
+            .unwrap();
+        b.add_joint(
+            JointDesc::new(
+                "hinge",
+                JointType::Revolute { axis: Vector3::y() },
+                None,
+                bob,
+            )
+            .frames(
+                Isometry3::translation(gap, 0.0, 0.0),
+                Isometry3::translation(-1.0, 0.0, 0.0),
+            ),
+        )
+        .unwrap();
+        axion_cli::run_model(
+            "pendulum",
+            b.build().unwrap(),
+            0.01,
+            0.5,
+            &[],
+            &options(0.5, None),
+        )
+        .unwrap()
+    };
+    let gapped = pendulum(0.5);
+    assert!((gapped.max_joint_error - 0.5).abs() < 1e-9, "{gapped}");
+    let closed = pendulum(0.0);
+    assert!(
+        closed.max_joint_error < 1e-9 && closed.energy_rise_steps == 0,
+        "{closed}"
+    );
+    assert!(closed.initial_state.contains("no overlap"));
+}

@@ -121,6 +121,13 @@ pub struct RobotOptions {
     /// and links whose shapes touch in the initial pose still do not collide
     /// ([`ImportedRobot::touching`] lists the last).
     pub self_collision: bool,
+    /// Start coordinates of joints by name (rad for revolute, m for prismatic joints);
+    /// the others start at 0, the pose the file describes.
+    pub initial_positions: HashMap<String, f64>,
+    /// Joints whose start coordinate is outside their range start at the nearest end
+    /// of it instead, with a warning (a robot described with its knees outside their
+    /// range would otherwise be thrown by the first step, which enforces the range).
+    pub start_in_range: bool,
 }
 
 impl Default for RobotOptions {
@@ -135,6 +142,8 @@ impl Default for RobotOptions {
             package_paths: Vec::new(),
             inertia: InertiaPolicy::default(),
             self_collision: false,
+            initial_positions: HashMap::new(),
+            start_in_range: false,
         }
     }
 }
@@ -332,6 +341,47 @@ impl<'o> Importer<'o> {
             .push(xml.line(node));
     }
 
+    /// The coordinate a joint starts at: [`RobotOptions::initial_positions`] or 0, moved
+    /// into its range with [`RobotOptions::start_in_range`].
+    fn start_position(&self, joint: &Joint) -> Result<f64, RobotError> {
+        let given = self.options.initial_positions.get(joint.name).copied();
+        if given.is_some()
+            && !matches!(
+                joint.kind,
+                Kind::Revolute | Kind::Continuous | Kind::Prismatic
+            )
+        {
+            return Err(self.error(
+                joint.line,
+                RobotErrorKind::Structure(format!(
+                    "an initial position is given for joint {:?}, which has no coordinate",
+                    joint.name
+                )),
+            ));
+        }
+        let q = given.unwrap_or(0.0);
+        if !q.is_finite() {
+            return Err(self.error(
+                joint.line,
+                RobotErrorKind::Invalid(format!("joint {:?}: initial position {q}", joint.name)),
+            ));
+        }
+        match joint.range {
+            Some((lo, hi)) if self.options.start_in_range && !(lo..=hi).contains(&q) => {
+                let moved = q.clamp(lo, hi);
+                self.warn(
+                    Some(joint.line),
+                    format!(
+                        "joint {:?} starts at {moved} instead of {q}, the nearest end of its range [{lo}, {hi}]",
+                        joint.name
+                    ),
+                );
+                Ok(moved)
+            }
+            _ => Ok(q),
+        }
+    }
+
     /// Notes an attribute that is given but not applied, for one warning per kind.
     pub(crate) fn unread_attribute(&self, xml: &Xml, node: Node, key: &str) {
         let tag = format!("<{} {key}>", node.tag_name().name());
@@ -464,9 +514,13 @@ impl<'o> Importer<'o> {
             for &j in children.get(parent).map(Vec::as_slice).unwrap_or_default() {
                 let joint = &joints[j];
                 let child = joint.child;
+                let q = self.start_position(joint)?;
                 world.insert(
                     child,
-                    world[parent] * joint.origin * joint.child_frame.inverse(),
+                    world[parent]
+                        * joint.origin
+                        * joint_motion(joint, q)
+                        * joint.child_frame.inverse(),
                 );
                 if joint.kind == Kind::Fixed {
                     group.insert(child, group[parent]);
@@ -756,6 +810,19 @@ impl<'o> Importer<'o> {
                 ),
             );
         }
+        let mut positioned: Vec<&String> = self.options.initial_positions.keys().collect();
+        positioned.sort();
+        if let Some(name) = positioned
+            .into_iter()
+            .find(|n| !imported.joints.contains_key(n.as_str()))
+        {
+            return Err(RobotError {
+                at: self.at(None),
+                kind: RobotErrorKind::Structure(format!(
+                    "an initial position names joint {name:?}, which the robot does not have (or which has no coordinate)"
+                )),
+            });
+        }
         let drive_names = self.drives.borrow();
         let mut drives: Vec<&String> = drive_names.keys().collect();
         drives.sort();
@@ -1005,6 +1072,18 @@ impl<'o> Importer<'o> {
                 points: mesh.vertices.clone(),
             }
         })
+    }
+}
+
+/// The motion of a joint at coordinate `q` (rad or m), in the joint frame: a rotation
+/// about the axis or a translation along it.
+fn joint_motion(joint: &Joint, q: f64) -> Isometry3<f64> {
+    match joint.kind {
+        Kind::Revolute | Kind::Continuous if q != 0.0 => Isometry3::rotation(joint.axis * q),
+        Kind::Prismatic if q != 0.0 => {
+            Isometry3::translation(joint.axis.x * q, joint.axis.y * q, joint.axis.z * q)
+        }
+        _ => Isometry3::identity(),
     }
 }
 

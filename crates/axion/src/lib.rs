@@ -21,6 +21,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod diagnose;
 pub mod scenes;
 
 use std::time::{Duration, Instant};
@@ -43,6 +44,7 @@ pub use axion_model::{
     Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange, JointType, Material,
     Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError, StepReport, StepStats,
 };
+pub use diagnose::{InitialState, initial_state};
 
 /// Everything a typical program needs.
 pub mod prelude {
