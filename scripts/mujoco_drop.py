@@ -20,8 +20,9 @@ STEPS = (0.005, 0.01, 0.02)
 DURATION = 2.0
 
 
-def drop(path, h):
+def drop(path, h, balance=False):
     spec = mujoco.MjSpec.from_file(path)
+    spec.compiler.balanceinertia = balance
     root = spec.worldbody.first_body()
     if not root.joints:
         root.add_freejoint()
@@ -57,8 +58,21 @@ def main():
     print("robot | h | µs/step | penetration settled (mm) | fastest (m/s) | finite")
     for path in sys.argv[1:]:
         for h in STEPS:
-            per_step, deepest, fastest, finite = drop(path, h)
-            print(f"{path} | {h} | {per_step * 1e6:.0f} | {deepest * 1e3:.2f} | {fastest:.2f} | {finite}")
+            note = ""
+            try:
+                try:
+                    result = drop(path, h)
+                except ValueError as e:
+                    if "balanceinertia" not in str(e):
+                        raise
+                    # MuJoCo refuses invalid inertias unless asked to balance them.
+                    note = f" (refused: {str(e).splitlines()[0]}; run with balanceinertia)"
+                    result = drop(path, h, balance=True)
+            except ValueError as e:
+                print(f"{path} | {h} | refused by MuJoCo: {str(e).splitlines()[0]}")
+                continue
+            per_step, deepest, fastest, finite = result
+            print(f"{path} | {h} | {per_step * 1e6:.0f} | {deepest * 1e3:.2f} | {fastest:.2f} | {finite}{note}")
 
 
 if __name__ == "__main__":

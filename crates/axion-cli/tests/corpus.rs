@@ -41,6 +41,35 @@ fn check(path: &Path) -> Result<String, String> {
     }
 }
 
+/// Checks each file of `folder` (printing its last line): `None` expects it to load,
+/// `Some((line, words))` to be refused at that line with those words.
+fn expect_outcomes(folder: &Path, files: &[(&str, Option<(u32, &str)>)]) {
+    let mut wrong = Vec::new();
+    for &(file, expected) in files {
+        let path = folder.join(file);
+        let got = check(&path);
+        println!(
+            "{file}: {}",
+            got.as_ref()
+                .unwrap_or_else(|e| e)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        let ok = match (&got, expected) {
+            (Ok(_), None) => true,
+            (Err(e), Some((line, words))) => {
+                e.starts_with(&format!("{}:{line}: ", path.display())) && e.contains(words)
+            }
+            _ => false,
+        };
+        if !ok {
+            wrong.push(format!("{file}: expected {expected:?}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// The 20 robot files of the import issue: each loads (and a simulator is built for
 /// it), or is refused with the defect of that file named at its line.
 #[test]
@@ -78,30 +107,7 @@ fn robot_files_load_or_name_their_defect() {
         ("jenga/jenga.urdf", None),
         ("domino/domino.urdf", None),
     ];
-    let mut wrong = Vec::new();
-    for (file, expected) in files {
-        let path = data.join(file);
-        let got = check(&path);
-        println!(
-            "{file}: {}",
-            got.as_ref()
-                .unwrap_or_else(|e| e)
-                .lines()
-                .last()
-                .unwrap_or("")
-        );
-        let ok = match (&got, expected) {
-            (Ok(_), None) => true,
-            (Err(e), Some((line, words))) => {
-                e.starts_with(&format!("{}:{line}: ", path.display())) && e.contains(words)
-            }
-            _ => false,
-        };
-        if !ok {
-            wrong.push(format!("{file}: expected {expected:?}, got {got:?}"));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    expect_outcomes(&data, &files);
 }
 
 /// Every URDF file of the corpus (about 1100: robots, objects, random shapes) loads or
@@ -179,28 +185,5 @@ fn mjcf_models_load_or_name_their_defect() {
         ("walker2d.xml", Some((2, "compiler coordinate \"global\""))),
         ("humanoid_fixed.xml", Some((25, "unknown type \"fixed\""))),
     ];
-    let mut wrong = Vec::new();
-    for (file, expected) in files {
-        let path = data.join("mjcf").join(file);
-        let got = check(&path);
-        println!(
-            "{file}: {}",
-            got.as_ref()
-                .unwrap_or_else(|e| e)
-                .lines()
-                .last()
-                .unwrap_or("")
-        );
-        let ok = match (&got, expected) {
-            (Ok(_), None) => true,
-            (Err(e), Some((line, words))) => {
-                e.starts_with(&format!("{}:{line}: ", path.display())) && e.contains(words)
-            }
-            _ => false,
-        };
-        if !ok {
-            wrong.push(format!("{file}: expected {expected:?}, got {got:?}"));
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    expect_outcomes(&data.join("mjcf"), &files);
 }

@@ -36,10 +36,9 @@ use axion_model::{CollisionFilter, DriveDesc, JointDynamics, ModelBuilder, Shape
 use nalgebra::{Isometry3, Matrix3, Rotation3, Translation3, Unit, UnitQuaternion, Vector3};
 use roxmltree::{Node, NodeId};
 
-use crate::Location;
 use crate::robot::{
     Collision, GeometrySpec, ImportedRobot, Importer, Joint, Kind, Link, RobotError,
-    RobotErrorKind, RobotOptions,
+    RobotErrorKind, RobotOptions, read_robot_file,
 };
 use crate::xml::{Issue, Xml, tolerate};
 
@@ -69,17 +68,7 @@ pub fn import_mjcf_file(
     options: &RobotOptions,
     builder: &mut ModelBuilder,
 ) -> Result<ImportedRobot, RobotError> {
-    let text = std::fs::read_to_string(path).map_err(|e| RobotError {
-        at: Location {
-            file: Some(path.to_path_buf()),
-            line: None,
-        },
-        kind: RobotErrorKind::Invalid(format!("cannot read the file: {e}")),
-    })?;
-    let options = RobotOptions {
-        file: Some(path.to_path_buf()),
-        ..options.clone()
-    };
+    let (text, options) = read_robot_file(path, options)?;
     import_mjcf(&text, &options, builder)
 }
 

@@ -367,7 +367,10 @@ impl<'o> Importer<'o> {
             ));
         }
         match joint.range {
-            Some((lo, hi)) if self.options.start_in_range && !(lo..=hi).contains(&q) => {
+            // (A range with lower above upper is refused when the joint is added.)
+            Some((lo, hi))
+                if self.options.start_in_range && lo <= hi && !(lo..=hi).contains(&q) =>
+            {
                 let moved = q.clamp(lo, hi);
                 self.warn(
                     Some(joint.line),
@@ -1073,6 +1076,26 @@ impl<'o> Importer<'o> {
             }
         })
     }
+}
+
+/// The text of the robot file at `path` and `options` with [`RobotOptions::file`] set
+/// to it, or an error naming the file.
+pub(crate) fn read_robot_file(
+    path: &Path,
+    options: &RobotOptions,
+) -> Result<(String, RobotOptions), RobotError> {
+    let text = std::fs::read_to_string(path).map_err(|e| RobotError {
+        at: Location {
+            file: Some(path.to_path_buf()),
+            line: None,
+        },
+        kind: RobotErrorKind::Invalid(format!("cannot read the file: {e}")),
+    })?;
+    let options = RobotOptions {
+        file: Some(path.to_path_buf()),
+        ..options.clone()
+    };
+    Ok((text, options))
 }
 
 /// The motion of a joint at coordinate `q` (rad or m), in the joint frame: a rotation

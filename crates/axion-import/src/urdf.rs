@@ -36,10 +36,9 @@ use axion_model::{CollisionFilter, JointDynamics, ModelBuilder, Shape};
 use nalgebra::{Isometry3, Matrix3, Vector3};
 use roxmltree::Node;
 
-use crate::Location;
 use crate::robot::{
     Collision, GeometrySpec, ImportedRobot, Importer, Joint, Kind, Link, RobotError,
-    RobotErrorKind, RobotOptions, uses_axis,
+    RobotErrorKind, RobotOptions, read_robot_file, uses_axis,
 };
 use crate::xml::{Xml, tolerate};
 
@@ -53,17 +52,7 @@ pub fn import_urdf_file(
     options: &RobotOptions,
     builder: &mut ModelBuilder,
 ) -> Result<ImportedRobot, RobotError> {
-    let text = std::fs::read_to_string(path).map_err(|e| RobotError {
-        at: Location {
-            file: Some(path.to_path_buf()),
-            line: None,
-        },
-        kind: RobotErrorKind::Invalid(format!("cannot read the file: {e}")),
-    })?;
-    let options = RobotOptions {
-        file: Some(path.to_path_buf()),
-        ..options.clone()
-    };
+    let (text, options) = read_robot_file(path, options)?;
     import_urdf(&text, &options, builder)
 }
 
