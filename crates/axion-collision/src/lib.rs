@@ -104,9 +104,8 @@ pub struct DetectionStats {
 #[derive(Clone)]
 pub struct CollisionWorld {
     colliders: Vec<Collider>,
-    /// Body pairs (lower index first) that never collide
-    /// ([`Model::collision_excluded`]).
-    excluded: std::collections::HashSet<(usize, usize)>,
+    /// Body pairs that never collide ([`Model::collision_excluded`]).
+    excluded: axion_model::CollisionExclusions,
 }
 
 impl CollisionWorld {
@@ -139,7 +138,7 @@ impl CollisionWorld {
                 });
             }
         }
-        let excluded = model.collision_excluded_pairs().clone();
+        let excluded = model.collision_exclusions().clone();
         Ok(Self {
             colliders,
             excluded,
@@ -161,9 +160,7 @@ impl CollisionWorld {
         a.body != b.body
             && !(a.static_body && b.static_body)
             && a.filter.allows(&b.filter)
-            && !self
-                .excluded
-                .contains(&(a.body.min(b.body), a.body.max(b.body)))
+            && !self.excluded.excludes(a.body, b.body)
     }
 
     /// Candidate pairs `(i, j)`, `i < j`, whose AABBs (grown by `margin`) overlap:

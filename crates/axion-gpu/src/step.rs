@@ -327,7 +327,7 @@ fn pair_order(first: u32, second: u32) -> Option<bool> {
 /// cannot run: any pair of collidable shapes that may touch and has no narrow phase on
 /// the device (see [`pair_order`]).
 fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
-    let excluded = model.collision_excluded_pairs();
+    let excluded = model.collision_exclusions();
     let shapes: Vec<(usize, usize, &axion_model::CollisionFilter)> = model
         .bodies()
         .iter()
@@ -343,7 +343,7 @@ fn contact_pairs(model: &Model) -> Result<Vec<Pair>, GpuError> {
     for (n, &(a, ka, fa)) in shapes.iter().enumerate() {
         for &(b, kb, fb) in &shapes[n + 1..] {
             let both_static = !model.bodies()[a].is_dynamic() && !model.bodies()[b].is_dynamic();
-            if a == b || both_static || !fa.allows(fb) || excluded.contains(&(a.min(b), a.max(b))) {
+            if a == b || both_static || !fa.allows(fb) || excluded.excludes(a, b) {
                 continue;
             }
             if kinematically_apart(model, (a, ka), (b, kb)) {

@@ -864,21 +864,18 @@ impl<'o> Importer<'o> {
             at: self.at(None),
             kind: RobotErrorKind::Model(e),
         };
+        if !self.options.self_collision {
+            let ids: Vec<BodyId> = bodies.iter().map(|(id, _)| *id).collect();
+            builder.exclude_within(&ids).map_err(model_error)?;
+            return Ok(Vec::new());
+        }
         let mut exclude = |a: usize, b: usize| {
             builder
                 .exclude_collision(bodies[a].0, bodies[b].0)
                 .map(|_| ())
                 .map_err(model_error)
         };
-        let n = bodies.len();
-        if !self.options.self_collision {
-            for a in 0..n {
-                for b in a + 1..n {
-                    exclude(a, b)?;
-                }
-            }
-            return Ok(Vec::new());
-        }
+
         let mut by_parent: HashMap<BodyId, Vec<usize>> = HashMap::new();
         for (k, p) in parent.iter().enumerate() {
             if let Some(p) = p {

@@ -62,6 +62,12 @@ pub enum ModelError {
         /// Number of bodies.
         count: usize,
     },
+    /// A body put in a second no-collision group.
+    #[error("body {body:?} is already in a group that does not collide with itself")]
+    AlreadyExcluded {
+        /// The body.
+        body: String,
+    },
     /// A joint between a body and itself.
     #[error("joint {joint:?} connects body {body:?} to itself")]
     SelfJoint {

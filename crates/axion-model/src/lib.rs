@@ -27,7 +27,9 @@ pub use desc::{
     JointType, MassSpec,
 };
 pub use error::{ModelError, StepError};
-pub use model::{Body, JointRange, Model, ModelBuilder, ModelDrive, ModelJoint};
+pub use model::{
+    Body, CollisionExclusions, JointRange, Model, ModelBuilder, ModelDrive, ModelJoint,
+};
 pub use shape::{
     Anisotropy, CollisionFilter, Geometry, MAX_SHAPE_SIZE, Material, Shape, ShapeDesc,
 };

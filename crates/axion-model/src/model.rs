@@ -160,9 +160,29 @@ pub struct Model {
     drives: Vec<ModelDrive>,
     gravity: Vector3<f64>,
     joint_rows: usize,
-    /// Body pairs (lower index first) that never collide: a joint's parent and child,
-    /// and the pairs given to [`ModelBuilder::exclude_collision`].
-    excluded: HashSet<(usize, usize)>,
+    /// Which body pairs never collide.
+    exclusions: CollisionExclusions,
+}
+
+/// The body pairs whose shapes never collide with each other: a joint's parent and
+/// child, the pairs given to [`ModelBuilder::exclude_collision`], and bodies of one
+/// group of [`ModelBuilder::exclude_within`] (a robot's links).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CollisionExclusions {
+    /// Pairs, lower index first.
+    pairs: HashSet<(usize, usize)>,
+    /// Group of each body (0: none); bodies of one group do not collide.
+    groups: Vec<u32>,
+}
+
+impl CollisionExclusions {
+    /// Whether bodies `a` and `b` (indices) never collide.
+    pub fn excludes(&self, a: usize, b: usize) -> bool {
+        let group = |i: usize| self.groups.get(i).copied().unwrap_or(0);
+        a == b
+            || (group(a) != 0 && group(a) == group(b))
+            || self.pairs.contains(&(a.min(b), a.max(b)))
+    }
 }
 
 impl Model {
@@ -186,12 +206,11 @@ impl Model {
     /// body, a joint's parent and child, or a pair excluded with
     /// [`ModelBuilder::exclude_collision`] (filters and static pairs aside).
     pub fn collision_excluded(&self, a: BodyId, b: BodyId) -> bool {
-        a == b || self.excluded.contains(&(a.0.min(b.0), a.0.max(b.0)))
+        self.exclusions.excludes(a.0, b.0)
     }
-    /// The body pairs of [`collision_excluded`](Self::collision_excluded) (two bodies,
-    /// lower index first).
-    pub fn collision_excluded_pairs(&self) -> &HashSet<(usize, usize)> {
-        &self.excluded
+    /// What [`collision_excluded`](Self::collision_excluded) reads.
+    pub fn collision_exclusions(&self) -> &CollisionExclusions {
+        &self.exclusions
     }
     /// Total number of joint rows.
     pub fn joint_row_count(&self) -> usize {
@@ -215,7 +234,7 @@ pub struct ModelBuilder {
     drives: Vec<ModelDrive>,
     gravity: Vector3<f64>,
     joint_rows: usize,
-    excluded: HashSet<(usize, usize)>,
+    exclusions: CollisionExclusions,
 }
 
 impl Default for ModelBuilder {
@@ -288,7 +307,7 @@ impl ModelBuilder {
             drives: Vec::new(),
             gravity: Vector3::new(0.0, 0.0, -9.81),
             joint_rows: 0,
-            excluded: HashSet::new(),
+            exclusions: CollisionExclusions::default(),
         }
     }
 
@@ -301,7 +320,32 @@ impl ModelBuilder {
                 return Err(ModelError::UnknownExcludedBody { index: id.0, count });
             }
         }
-        self.excluded.insert((a.0.min(b.0), a.0.max(b.0)));
+        self.exclusions.pairs.insert((a.0.min(b.0), a.0.max(b.0)));
+        Ok(self)
+    }
+
+    /// Keeps the given bodies from colliding with each other (all the links of a robot)
+    /// at a cost independent of their number of pairs. A body may be in one such group;
+    /// errors on an unknown body or one already grouped.
+    pub fn exclude_within(&mut self, bodies: &[BodyId]) -> Result<&mut Self, ModelError> {
+        let count = self.bodies.len();
+        let groups = &mut self.exclusions.groups;
+        groups.resize(count, 0);
+        let group = groups.iter().copied().max().unwrap_or(0) + 1;
+        for id in bodies {
+            match groups.get(id.0) {
+                None => return Err(ModelError::UnknownExcludedBody { index: id.0, count }),
+                Some(&g) if g != 0 => {
+                    return Err(ModelError::AlreadyExcluded {
+                        body: self.bodies[id.0].name.clone(),
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+        for id in bodies {
+            groups[id.0] = group;
+        }
         Ok(self)
     }
 
@@ -495,8 +539,9 @@ impl ModelBuilder {
 
     /// Finishes the model (everything was checked as it was added).
     pub fn build(self) -> Result<Model, ModelError> {
-        let mut excluded = self.excluded;
-        excluded.extend(
+        let mut exclusions = self.exclusions;
+        exclusions.groups.resize(self.bodies.len(), 0);
+        exclusions.pairs.extend(
             self.joints
                 .iter()
                 .filter_map(|j| j.parent.map(|p| (p.0.min(j.child.0), p.0.max(j.child.0)))),
@@ -507,7 +552,7 @@ impl ModelBuilder {
             drives: self.drives,
             gravity: self.gravity,
             joint_rows: self.joint_rows,
-            excluded,
+            exclusions,
         })
     }
 }

@@ -59,11 +59,17 @@ const GAP_FLOOR: f64 = 1e-12;
 /// Measures the violations of `model`'s initial poses.
 pub fn initial_state(model: &Model) -> Result<InitialState, CollisionError> {
     let poses: Vec<Pose> = model.bodies().iter().map(|b| b.initial_pose).collect();
+    violations(model, &poses)
+}
+
+/// Measures the violations of the centre-of-mass poses `poses` (one per body, as
+/// [`crate::State::world_poses`] gives them).
+pub fn violations(model: &Model, poses: &[Pose]) -> Result<InitialState, CollisionError> {
     let pose_of = |b: Option<BodyId>| b.map_or(Pose::identity(), |b| poses[b.0]);
     let mut report = InitialState::default();
 
     let mut contacts = Vec::new();
-    CollisionWorld::new(model)?.detect(&poses, MARGIN, &mut contacts);
+    CollisionWorld::new(model)?.detect(poses, MARGIN, &mut contacts);
     if let Some(c) = contacts
         .iter()
         .filter(|c| c.gap < 0.0)

@@ -44,7 +44,7 @@ pub use axion_model::{
     Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange, JointType, Material,
     Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError, StepReport, StepStats,
 };
-pub use diagnose::{InitialState, initial_state};
+pub use diagnose::{InitialState, initial_state, violations};
 
 /// Everything a typical program needs.
 pub mod prelude {
