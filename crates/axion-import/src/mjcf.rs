@@ -40,7 +40,7 @@ use crate::robot::{
     Collision, GeometrySpec, ImportedRobot, Importer, Joint, Kind, Link, RobotError,
     RobotErrorKind, RobotOptions, read_robot_file,
 };
-use crate::xml::{Issue, Xml, tolerate};
+use crate::xml::{Issue, Xml};
 
 /// Attributes by name.
 type Table = HashMap<String, String>;
@@ -80,30 +80,19 @@ pub fn import_mjcf(
 ) -> Result<ImportedRobot, RobotError> {
     let mut importer = Importer::new(options);
     importer.as_written = true;
-    let (text, notes) = tolerate(text);
-    for note in notes {
-        importer.warn(Some(note.line), note.message);
-    }
-    let xml =
-        Xml::parse(&text).map_err(|e| importer.error(e.line, RobotErrorKind::Xml(e.message)))?;
+    importer.parse(text, "mujoco", |xml| read(&importer, xml, builder))
+}
+
+/// The `<mujoco>` document: header, tree, actuators and excludes, then the build.
+fn read(
+    importer: &Importer,
+    xml: &Xml,
+    builder: &mut ModelBuilder,
+) -> Result<ImportedRobot, RobotError> {
     let root = xml.doc.root_element();
-    if !root.has_tag_name("mujoco") {
-        let hint = if root.has_tag_name("robot") {
-            " (this is a URDF robot)"
-        } else {
-            ""
-        };
-        return Err(importer.invalid(xml.issue(
-            root,
-            format!(
-                "the root element is <{}>, not <mujoco>{hint}",
-                root.tag_name().name()
-            ),
-        )));
-    }
     let mut reader = Reader {
-        xml: &xml,
-        imp: &importer,
+        xml,
+        imp: importer,
         degrees: true,
         eulerseq: *b"xyz",
         meshdir: None,
@@ -122,7 +111,7 @@ pub fn import_mjcf(
     let excludes = reader.read_excludes(root)?;
     for child in root.children().filter(Node::is_element) {
         if !READ_SECTIONS.contains(&child.tag_name().name()) {
-            importer.unread(&xml, child);
+            importer.unread(xml, child);
         }
     }
     let name = root.attribute("model").unwrap_or("mujoco").to_string();

@@ -35,7 +35,7 @@ use roxmltree::Node;
 
 use crate::mesh::{MeshData, load_mesh};
 use crate::package::resolve_uri;
-use crate::xml::{Issue, Xml};
+use crate::xml::{Issue, Xml, tolerate};
 use crate::{ImportWarning, Location};
 
 /// Why a URDF could not be imported, and where.
@@ -383,6 +383,39 @@ impl<'o> Importer<'o> {
             }
             _ => Ok(q),
         }
+    }
+
+    /// Parses a robot description whose root element must be `root` (`robot` or
+    /// `mujoco`), after mending what [`tolerate`] mends (each mend a warning). Returns
+    /// the mended text's document, built by `with`.
+    pub(crate) fn parse<T>(
+        &self,
+        text: &str,
+        root: &str,
+        with: impl FnOnce(&Xml) -> Result<T, RobotError>,
+    ) -> Result<T, RobotError> {
+        let (text, notes) = tolerate(text);
+        for note in notes {
+            self.warn(Some(note.line), note.message);
+        }
+        let xml =
+            Xml::parse(&text).map_err(|e| self.error(e.line, RobotErrorKind::Xml(e.message)))?;
+        let found = xml.doc.root_element();
+        if !found.has_tag_name(root) {
+            let hint = match found.tag_name().name() {
+                "mujoco" => " (this is an MJCF model)",
+                "robot" => " (this is a URDF robot)",
+                _ => "",
+            };
+            return Err(self.invalid(xml.issue(
+                found,
+                format!(
+                    "the root element is <{}>, not <{root}>{hint}",
+                    found.tag_name().name()
+                ),
+            )));
+        }
+        with(&xml)
     }
 
     /// Notes an attribute that is given but not applied, for one warning per kind.

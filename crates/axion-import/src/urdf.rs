@@ -40,7 +40,7 @@ use crate::robot::{
     Collision, GeometrySpec, ImportedRobot, Importer, Joint, Kind, Link, RobotError,
     RobotErrorKind, RobotOptions, read_robot_file, uses_axis,
 };
-use crate::xml::{Xml, tolerate};
+use crate::xml::Xml;
 
 /// Elements of URDF that are read elsewhere or deliberately not simulated: no warning.
 const QUIET_ROBOT_CHILDREN: [&str; 5] = ["link", "joint", "material", "gazebo", "transmission"];
@@ -67,36 +67,21 @@ pub fn import_urdf(
 
 impl Importer<'_> {
     fn run(self, text: &str, builder: &mut ModelBuilder) -> Result<ImportedRobot, RobotError> {
-        let (text, notes) = tolerate(text);
-        for note in notes {
-            self.warn(Some(note.line), note.message);
-        }
-        let xml =
-            Xml::parse(&text).map_err(|e| self.error(e.line, RobotErrorKind::Xml(e.message)))?;
+        self.parse(text, "robot", |xml| self.read(xml, builder))
+    }
+
+    /// The `<robot>` document: links, joints, then the build.
+    fn read(&self, xml: &Xml, builder: &mut ModelBuilder) -> Result<ImportedRobot, RobotError> {
         let robot = xml.doc.root_element();
-        if !robot.has_tag_name("robot") {
-            let hint = if robot.has_tag_name("mujoco") {
-                " (this is an MJCF model)"
-            } else {
-                ""
-            };
-            return Err(self.invalid(xml.issue(
-                robot,
-                format!(
-                    "the root element is <{}>, not <robot>{hint}",
-                    robot.tag_name().name()
-                ),
-            )));
-        }
         let name = robot.attribute("name").unwrap_or_default().to_string();
         let mut links = Vec::new();
         let mut joints = Vec::new();
         for child in robot.children().filter(Node::is_element) {
             match child.tag_name().name() {
-                "link" => links.push(self.link(&xml, child)?),
-                "joint" => joints.push(self.joint(&xml, child)?),
+                "link" => links.push(self.link(xml, child)?),
+                "joint" => joints.push(self.joint(xml, child)?),
                 other if QUIET_ROBOT_CHILDREN.contains(&other) => {}
-                _ => self.unread(&xml, child),
+                _ => self.unread(xml, child),
             }
         }
         self.flush_unread();
