@@ -1,7 +1,8 @@
-//! One backward-Euler step (h = 0.01 s) of the hanging chain of SCENES.md row 3 with 10,
-//! 100 and 1000 links, single thread. Every timed step starts from the same swinging
-//! state (after 50 steps), so the chain never comes to rest during timing. Before
-//! timing, prints the Newton iterations per step over 100 steps of the motion.
+//! One backward-Euler step (h = 0.01 s) of the hanging chain of canonical scene 3
+//! (docs/canonical-scenes.md) with 10, 100 and 1000 links, single thread. Every timed
+//! step starts from the same swinging state (after 50 steps), so the chain never comes to
+//! rest during timing. Before timing, prints the Newton iterations per step over 100
+//! steps of the motion.
 //!
 //! `cargo bench --bench chain_step`
 

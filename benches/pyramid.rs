@@ -1,7 +1,8 @@
-//! SCENES.md row 9: one step of N/10 side-by-side 10-box pyramids (N = 10, 100, 1000
-//! unit boxes, μ 0.8) at h = 0.01 and 0.05, single thread. Each timed step starts from
-//! the state after 1 s of simulated time (the boxes settled, contacts persisted).
-//! Before timing, prints steps/s and Newton iterations over 1 s from rest.
+//! Canonical scene 9 (docs/canonical-scenes.md): one step of N/10 side-by-side 10-box
+//! pyramids (N = 10, 100, 1000 unit boxes, μ 0.8) at h = 0.01 and 0.05, single thread.
+//! Each timed step starts from the state after 1 s of simulated time (the boxes settled,
+//! contacts persisted). Before timing, prints steps/s and Newton iterations over 1 s from
+//! rest.
 //!
 //! `cargo bench --bench pyramid`
 

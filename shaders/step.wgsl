@@ -760,13 +760,13 @@ fn unilateral_row(i: u32, a: f32, r: f32, velocity: bool) -> f32 {
 
 // Fixed row i's step follows the previous row's: Δλ_i = s_fixv_i + d Δλ_{i−1}. For the
 // force along the slip, Δλ̂_ŷ = R − ŷ·λ̂ + μ Δλ_n (d = ∂R/∂λ_n = μ, the semismooth step's
-// coupling; FRICTION.md's symmetric form drops it, and then the slip force lags the
-// normal force by one iterate, which diverges when the friction forces shift the normal
-// loads, as on the skid-steer's wheels at h = 0.05). If row i − 1 is fixed as well the
-// coupling folds into the fixed step; otherwise the Schur operator is no longer
-// symmetric, which is why kernels compiled with SLIP_COUPLING solve with ORTHOMIN. A
-// world whose coupled iteration stalls (see `step_search`) lags the coupling for the
-// rest of the step.
+// coupling; the symmetric friction form of docs/constraints.md drops it, and then the
+// slip force lags the normal force by one iterate, which diverges when the friction
+// forces shift the normal loads, as on the skid-steer's wheels at h = 0.05). If row i − 1
+// is fixed as well the coupling folds into the fixed step; otherwise the Schur operator
+// is no longer symmetric, which is why kernels compiled with SLIP_COUPLING solve with
+// ORTHOMIN. A world whose coupled iteration stalls (see `step_search`) lags the coupling
+// for the rest of the step.
 fn couple_to_previous(i: u32, d: f32) {
     if !SLIP_COUPLING || status(ST_LAGGED) > 0.5 {
         return;
@@ -1933,11 +1933,11 @@ fn accept(e: Eval, stalled: bool) {
     }
 }
 
-// The step along the direction. With contacts (FRICTION.md) the full step is taken
-// unless its merit is not finite or exceeds EXPLOSION times the step's first merit;
-// joint-only systems, and an exploding step, use a backtracking line search (Armijo on
-// the merit ½|F|²), whose accepted iterates each improve on the last. A world stops
-// when converged, at the iteration cap, or when no step length reduces the merit
+// The step along the direction. With contacts (as on the CPU, docs/step.md) the full step
+// is taken unless its merit is not finite or exceeds EXPLOSION times the step's first
+// merit; joint-only systems, and an exploding step, use a backtracking line search
+// (Armijo on the merit ½|F|²), whose accepted iterates each improve on the last. A world
+// stops when converged, at the iteration cap, or when no step length reduces the merit
 // (stalled: it keeps its current iterate).
 @compute @workgroup_size(WORKGROUP)
 fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {

@@ -177,8 +177,9 @@ fn cartpole_urdf() -> Result<Model, CliError> {
     Ok(b.build()?)
 }
 
-/// The catalogue: the canonical scenes of SCENES.md under their row names, and the
-/// reference's double pendulum (the default).
+/// The catalogue: the canonical scenes (docs/canonical-scenes.md) under their names, each
+/// described with its number ("row N"), the two shipped robots, and the reference's
+/// double pendulum (the default).
 pub const DEMOS: &[Demo] = &[
     Demo {
         name: "double-pendulum",

@@ -2,7 +2,8 @@
 //!
 //! Finds the contacts of a world once per step, at the start-of-step poses $q^-$,
 //! within a speculative margin, and turns them into the fixed
-//! [`ContactPoint`]s the solver re-evaluates at every iterate (REFERENCE-AXION.md §5):
+//! [`ContactPoint`]s the solver re-evaluates at every iterate (as the reference
+//! implementation does):
 //!
 //! * **shapes** come from the model ([`axion_model::Geometry`]): sphere, box, capsule,
 //!   cylinder, half-space, convex hull, triangle mesh, height field (meshed);

@@ -23,8 +23,9 @@ use nalgebra::Vector3;
 use crate::error::{ConstraintError, non_negative, unit_interval};
 use crate::row::{Row, RowJacobian};
 
-/// Default FB smoothing $\varepsilon^2$ in m² for position-level contacts (FRICTION.md:
-/// the reference's 1e-8 lets lightly loaded contacts float by $\varepsilon^2/(2 r_n\lambda_n)$).
+/// Default FB smoothing $\varepsilon^2$ in m² for position-level contacts
+/// (docs/constraints.md, "Contact normal": the reference's 1e-8 lets lightly loaded
+/// contacts float by $\varepsilon^2/(2 r_n\lambda_n)$).
 pub const DEFAULT_FB_EPS_SQ: f64 = 1e-12;
 
 /// A contact whose gap (m) at the start of a step is larger than this is still open; at

@@ -6,7 +6,8 @@
 //! $$K_{ij} = \frac{\partial (F_i^\top \lambda)}{\partial \delta q_j},\qquad i, j \in \{a, b\},$$
 //! the derivative of body $i$'s wrench along the perturbation $q_j \oplus G\thinspace \delta q_j$,
 //! $\delta q_j = (\delta x_j, \delta\phi_j)$. Without it a heavy body hanging on light
-//! links makes Newton diverge (DESIGN.md, "where we differ" 4).
+//! links makes Newton diverge (docs/step.md, "Newton's method": measured on a chain with
+//! a 100× heavier bob at $h = 0.05$).
 //!
 //! Identities used below, for a world vector $r$ carried by body $j$
 //! ($\delta r = \delta\phi_j \times r$) and a fixed vector $f$:

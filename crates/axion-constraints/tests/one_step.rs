@@ -26,8 +26,9 @@ struct Servo {
     pose: Pose,
 }
 
-/// SCENES.md row 6: a 10 kg bar 1 m × 0.2 × 0.2 on a revolute joint at one end (about
-/// z, at the world origin), or a 10 kg cube on a prismatic joint along x; no gravity.
+/// Canonical scene 6 (docs/canonical-scenes.md): a 10 kg bar 1 m × 0.2 × 0.2 on a
+/// revolute joint at one end (about z, at the world origin), or a 10 kg cube on a
+/// prismatic joint along x; no gravity.
 fn servo(revolute: bool) -> Servo {
     let (size, child_anchor, kind, joint_kind) = if revolute {
         (
@@ -134,7 +135,7 @@ fn converged_drive_force_is_the_implicit_pd_law() {
     }
 }
 
-/// SCENES.md row 6: after 100 steps of 1/60 s the position servo is within 0.01 of
+/// Canonical scene 6: after 100 steps of 1/60 s the position servo is within 0.01 of
 /// π/2 rad (or 1 m) and the velocity servo within 0.01 of 1 rad/s (or 0.5 m/s).
 #[test]
 fn servos_reach_their_targets() {

@@ -186,7 +186,7 @@ const EXPLOSION: f64 = 1e9;
 /// four corners, a wheel's two rim points) solvable. When such rows ask for velocities
 /// no motion satisfies, the Newton step adds an internal force of about
 /// $\delta\hat\rho/10^{-7}$ per iteration for an inconsistency $\delta$ (m/s) until it leaves the cone and
-/// one contact slips: FRICTION.md's 10⁻⁶ made a turning skid-steer crawl there for 30
+/// one contact slips: the 10⁻⁶ first tried made a turning skid-steer crawl there for 30
 /// iterations at 1e-7 m/s (1/300 steps unconverged at h = 0.01); 10⁻⁸ and below
 /// overshoot into huge forces at h = 0.05 (58/60). 10⁻⁷: every step of every scene
 /// test converged. (The GPU's symmetric variant keeps
@@ -832,7 +832,7 @@ impl<'a> WorldSolver<'a> {
             friction: 0.0,
             contact_count: self.contacts.len(),
         };
-        // With contacts the semismooth step is taken in full (FRICTION.md: a line search
+        // With contacts the semismooth step is taken in full (docs/step.md: a line search
         // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
         // trials are refused (that iteration backtracks instead). Joint-only systems use
         // the Armijo backtracking.

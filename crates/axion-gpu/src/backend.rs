@@ -47,16 +47,17 @@ pub struct GpuSettings {
     pub geometric_stiffness: bool,
     /// Keep the slip force's dependence on the normal force,
     /// $\Delta\hat\lambda_{\hat y} = R - \hat y\cdot\hat\lambda + \mu\Delta\lambda_n$, in the Newton
-    /// step (the CPU's semismooth step has it; FRICTION.md's symmetric form lags it one
-    /// iterate). The Schur system is then not symmetric and every world of a model with
-    /// contacts or joint limits solves it by ORTHOMIN(2) (joint-only models keep the
-    /// conjugate residual); a world whose coupled iteration stalls restarts the step
-    /// with the coupling lagged. **On by default** (since 2026-11-24). Measured on
-    /// lavapipe (docs/gpu.md): it brings the flat landings of capsules (h = 0.05) and
-    /// cylinders (h = 0.01) and the skid-steer at h = 0.01 to every step converged, where
-    /// the lagged form left steps at the iteration cap; every contact scene of the tests
-    /// converges at least as often with it. It was off while the stack of 10 boxes
-    /// converged in 2/100 steps with it, a figure since traced to lavapipe's loop budget.
+    /// step (the CPU's semismooth step has it; the symmetric friction form of
+    /// docs/constraints.md lags it one iterate). The Schur system is then not symmetric
+    /// and every world of a model with contacts or joint limits solves it by ORTHOMIN(2)
+    /// (joint-only models keep the conjugate residual); a world whose coupled iteration
+    /// stalls restarts the step with the coupling lagged. **On by default** (since
+    /// 2026-11-24). Measured on lavapipe (docs/gpu.md): it brings the flat landings of
+    /// capsules (h = 0.05) and cylinders (h = 0.01) and the skid-steer at h = 0.01 to
+    /// every step converged, where the lagged form left steps at the iteration cap; every
+    /// contact scene of the tests converges at least as often with it. It was off while
+    /// the stack of 10 boxes converged in 2/100 steps with it, a figure since traced to
+    /// lavapipe's loop budget.
     pub slip_coupling: bool,
     /// Most worlds per chunk. A batch is split into the fewest chunks this and the
     /// adapter allow, of equal size (within one world), each with its own buffers and

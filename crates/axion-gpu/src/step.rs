@@ -49,9 +49,9 @@
 //! world solves the then non-symmetric Schur system by ORTHOMIN(2). Rows whose step is
 //! prescribed (separated contacts, the slip direction, empty slots) are *fixed*: their
 //! steps move to the right-hand side and the Schur operator skips them. With contacts
-//! the first 12 iterations take full steps (FRICTION.md), later ones backtrack, and an
-//! unconverged step returns its best iterate. `docs/gpu.md` has the details and the
-//! parity figures.
+//! the first 12 iterations take full steps (as on the CPU, docs/step.md), later ones
+//! backtrack, and an unconverged step returns its best iterate. `docs/gpu.md` has the
+//! details and the parity figures.
 //!
 //! # Joint limits
 //!

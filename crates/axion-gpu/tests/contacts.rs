@@ -1,6 +1,6 @@
-//! The GPU step against the CPU reference on the contact scenes of SCENES.md (drop,
-//! incline, thrown box, anisotropic box, stacks, mass ratio, pyramid), the skid-steer
-//! robot and capsule scenes.
+//! The GPU step against the CPU reference on the contact scenes (canonical scenes 1, 4,
+//! 5, 8 and 9 of docs/canonical-scenes.md: drop, incline, stacks, mass ratio, pyramid;
+//! and the thrown and anisotropic boxes), the skid-steer robot and capsule scenes.
 
 mod common;
 
@@ -22,7 +22,7 @@ fn drop_matches_cpu() {
     }
 }
 
-/// SCENES.md row 1 with restitution e = 0.5 (velocity-level contact rows): the ball
+/// Canonical scene 1 with restitution e = 0.5 (velocity-level contact rows): the ball
 /// lands, rebounds and lands again within 2 s on the GPU as on the CPU.
 #[test]
 fn bouncing_ball_matches_cpu() {
@@ -87,7 +87,7 @@ fn thrown_box_matches_cpu() {
     }
 }
 
-/// With the slip coupling lagged (`slip_coupling` off: FRICTION.md's symmetric form, a
+/// With the slip coupling lagged (`slip_coupling` off: the symmetric friction form, a
 /// slipping contact's force following its normal force one iterate late, solved by the
 /// conjugate residual method) the boxes that slide end where the CPU's do, every step
 /// converged: the cube on the 35° incline, the thrown box (it stops) and the
@@ -134,7 +134,7 @@ fn anisotropic_box_matches_cpu() {
     }
 }
 
-/// SCENES.md rows 4, 8 and 9: stacks of 5 and 10 unit cubes, the 1000:1 mass ratio
+/// Canonical scenes 4, 8 and 9: stacks of 5 and 10 unit cubes, the 1000:1 mass ratio
 /// and the 10-box pyramid stay where they are on the GPU as on the CPU.
 #[test]
 fn stacks_match_cpu() {

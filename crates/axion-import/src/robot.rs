@@ -168,6 +168,8 @@ pub struct ImportedRobot {
     pub self_collision: bool,
     /// MJCF: links collide as the file's `contype`/`conaffinity` and `<exclude>` say.
     pub collisions_as_written: bool,
+    /// Bodies on floating (free) joints: they move freely, no joint is made.
+    pub free_bodies: usize,
     /// With self-collision: pairs of links (their bodies' names) whose shapes touch in
     /// the initial pose and are therefore kept from colliding.
     pub touching: Vec<(String, String)>,
@@ -193,14 +195,18 @@ impl ImportedRobot {
         } else {
             "no self-collision".to_string()
         };
+        let base = match (self.collisions_as_written, self.fixed_base) {
+            (true, _) => format!("{} free bodies", self.free_bodies),
+            (false, true) => "fixed base".to_string(),
+            (false, false) => "floating base".to_string(),
+        };
         format!(
-            "robot {:?}: {} links in {} bodies ({} fixed joints merged), {} joints, {} base, {collision}, {} warnings",
+            "robot {:?}: {} links in {} bodies ({} fixed joints merged), {} joints, {base}, {collision}, {} warnings",
             self.name,
             self.links.len(),
             bodies.len(),
             self.merged_joints.len(),
             self.joints.len(),
-            if self.fixed_base { "fixed" } else { "floating" },
             self.warnings.len()
         )
     }
@@ -742,7 +748,10 @@ impl<'o> Importer<'o> {
                 }
                 // A floating (free) joint constrains nothing: its child is a free body,
                 // and as in MuJoCo it collides with its parent.
-                Kind::Floating => continue,
+                Kind::Floating => {
+                    imported.free_bodies += 1;
+                    continue;
+                }
                 Kind::Revolute | Kind::Continuous => JointType::Revolute { axis: joint.axis },
                 Kind::Prismatic => JointType::Prismatic { axis: joint.axis },
                 Kind::Spherical => JointType::Ball,

@@ -1,6 +1,7 @@
-//! Built-in scenes: the canonical scenes of `SCENES.md` that involve joints and drives,
-//! and the reference implementation's double pendulum. Tests, examples and benchmarks
-//! build them from here so they all simulate the same thing.
+//! Built-in scenes: the nine canonical scenes (docs/canonical-scenes.md defines them and
+//! their pass criteria), the reference implementation's example scenes, and smaller
+//! test scenes. Tests, examples and benchmarks build them from here so they all simulate
+//! the same thing.
 
 use std::f64::consts::FRAC_PI_4;
 
@@ -17,8 +18,8 @@ use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 /// changing the dynamics measurably (1e-6 kg·m² against m L² = 1 kg·m²).
 const POINT_INERTIA: f64 = 1e-6;
 
-/// SCENES.md row 2: a 1 kg point mass on a massless 1 m link, hinged to the world at
-/// the origin about y, released horizontal (at $x = 1$ m).
+/// Canonical scene 2 (docs/canonical-scenes.md): a 1 kg point mass on a massless 1 m
+/// link, hinged to the world at the origin about y, released horizontal (at $x = 1$ m).
 pub fn pendulum() -> Result<Model, ModelError> {
     pendulum_with(|hinge| hinge)
 }
@@ -140,7 +141,7 @@ pub struct ChainOptions {
 }
 
 impl Default for ChainOptions {
-    /// SCENES.md row 3: 20 capsules of 0.1 m and 0.1 kg released 45° off vertical.
+    /// Canonical scene 3: 20 capsules of 0.1 m and 0.1 kg released 45° off vertical.
     fn default() -> Self {
         Self {
             links: 20,
@@ -152,10 +153,11 @@ impl Default for ChainOptions {
     }
 }
 
-/// SCENES.md row 3: a chain of capsule links hung from the world at the origin by
-/// revolute joints with axes alternating between the links' x and y axes, straight and
-/// tilted by `angle` about x. The links do not collide (a joint test). Link $i$'s centre is at distance $(i + \tfrac12)\ell$ from
-/// the anchor along the chain.
+/// Canonical scene 3 (docs/canonical-scenes.md): a chain of capsule links hung from the
+/// world at the origin by revolute joints with axes alternating between the links' x and
+/// y axes, straight and tilted by `angle` about x. The links do not collide (a joint
+/// test). Link $i$'s centre is at distance $(i + \tfrac12)\ell$ from the anchor along the
+/// chain.
 pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
     let ChainOptions {
         links,
@@ -255,7 +257,7 @@ pub enum ServoJoint {
     Prismatic,
 }
 
-/// SCENES.md row 6 (no gravity): a servo with the given drive.
+/// Canonical scene 6 (docs/canonical-scenes.md; no gravity): a servo with the given drive.
 pub fn servo(joint: ServoJoint, drive: DriveDesc) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     b.gravity(Vector3::zeros())?;
@@ -289,9 +291,10 @@ pub fn servo(joint: ServoJoint, drive: DriveDesc) -> Result<Model, ModelError> {
     b.build()
 }
 
-/// SCENES.md row 7: a 240 kg cart (box 0.6 × 1.0 × 0.4 m, density 1000) on a prismatic
-/// joint along world y with a velocity drive (`ke` = 1000, target `cart_velocity`), and
-/// a 20 kg pole (0.1 × 0.1 × 2 m) hanging from the cart's top on a free hinge about x.
+/// Canonical scene 7 (docs/canonical-scenes.md): a 240 kg cart (box 0.6 × 1.0 × 0.4 m,
+/// density 1000) on a prismatic joint along world y with a velocity drive (`ke` = 1000,
+/// target `cart_velocity`), and a 20 kg pole (0.1 × 0.1 × 2 m) hanging from the cart's
+/// top on a free hinge about x.
 pub fn cartpole(cart_velocity: f64) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     let cart_shape = Shape::Box {
@@ -333,9 +336,9 @@ pub fn cartpole(cart_velocity: f64) -> Result<Model, ModelError> {
     b.build()
 }
 
-/// The reference implementation's double pendulum (REFERENCE-AXION.md §8.3): two
-/// 2 m bars (0.2 × 0.2 m section, density 1000, 80 kg each) in a chain of two hinges
-/// about y, the first at (0, 0, 5), released horizontal.
+/// The reference implementation's double-pendulum demo: two 2 m bars (0.2 × 0.2 m
+/// section, density 1000, 80 kg each) in a chain of two hinges about y, the first at
+/// (0, 0, 5), released horizontal.
 pub fn double_pendulum() -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     let bar = Shape::Box {
@@ -394,8 +397,8 @@ fn ground(b: &mut ModelBuilder, mu: f64) -> Result<BodyId, ModelError> {
     b.add_body(BodyDesc::fixed("ground").shape(shape))
 }
 
-/// SCENES.md row 1: a 1 kg sphere of radius 0.5 m, centre at z = 2, dropped on the
-/// ground (μ = 0.5) with restitution `restitution` on both.
+/// Canonical scene 1 (docs/canonical-scenes.md): a 1 kg sphere of radius 0.5 m, centre at
+/// z = 2, dropped on the ground (μ = 0.5) with restitution `restitution` on both.
 pub fn drop(restitution: f64) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     let material = Material {
@@ -429,8 +432,9 @@ fn unit_cube(name: String, centre: Vector3<f64>, mu: f64) -> BodyDesc {
         .shape(ShapeDesc::new(cube).material(friction(mu)))
 }
 
-/// SCENES.md row 5: a 1 m, 1 kg cube resting on the ground, μ = `mu` on both; the
-/// slope of `angle` (rad) is made by tilting gravity, so the cube slides along +x.
+/// Canonical scene 5 (docs/canonical-scenes.md): a 1 m, 1 kg cube resting on the ground,
+/// μ = `mu` on both; the slope of `angle` (rad) is made by tilting gravity, so the cube
+/// slides along +x.
 pub fn incline(angle: f64, mu: f64) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     b.gravity(Vector3::new(angle.sin(), 0.0, -angle.cos()) * 9.81)?;
@@ -439,7 +443,8 @@ pub fn incline(angle: f64, mu: f64) -> Result<Model, ModelError> {
     b.build()
 }
 
-/// SCENES.md row 4: `n` unit cubes (1 m, 1 kg) stacked on the ground, μ = 0.8.
+/// Canonical scene 4 (docs/canonical-scenes.md): `n` unit cubes (1 m, 1 kg) stacked on
+/// the ground, μ = 0.8.
 pub fn stack(n: usize) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.8)?;
@@ -453,8 +458,8 @@ pub fn stack(n: usize) -> Result<Model, ModelError> {
     b.build()
 }
 
-/// SCENES.md row 8: a 1000 kg box (1 m) resting on a 1 kg box (0.2 m) on the ground,
-/// μ = 0.8.
+/// Canonical scene 8 (docs/canonical-scenes.md): a 1000 kg box (1 m) resting on a 1 kg
+/// box (0.2 m) on the ground, μ = 0.8.
 pub fn mass_ratio() -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.8)?;
@@ -512,8 +517,8 @@ pub fn anisotropic_box() -> Result<Model, ModelError> {
     b.build()
 }
 
-/// The reference's ball fall (REFERENCE-AXION.md §8.3): a sphere of radius 1 m and
-/// density 10 (41.9 kg), centre at z = 2, μ = 0.4, onto the ground.
+/// The reference implementation's ball-fall example: a sphere of radius 1 m and density
+/// 10 (41.9 kg), centre at z = 2, μ = 0.4, onto the ground.
 pub fn reference_ball_fall() -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.4)?;
@@ -552,8 +557,9 @@ pub fn inverted_pyramid() -> Result<Model, ModelError> {
     b.build()
 }
 
-/// SCENES.md row 9: `copies` side-by-side 10-box pyramids (rows of 4, 3, 2, 1 unit
-/// cubes of 1 kg, 5 cm apart within a row), μ = 0.8; copies 2 m apart along y.
+/// Canonical scene 9 (docs/canonical-scenes.md): `copies` side-by-side 10-box pyramids
+/// (rows of 4, 3, 2, 1 unit cubes of 1 kg, 5 cm apart within a row), μ = 0.8; copies 2 m
+/// apart along y.
 pub fn pyramid(copies: usize) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.8)?;

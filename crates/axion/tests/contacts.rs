@@ -1,5 +1,6 @@
-//! SCENES.md rows 1, 4, 5 and 8 on the CPU backend at h = 0.01 and 0.05: position-level
-//! Fischer–Burmeister contacts with exact Coulomb friction (projection residual).
+//! Canonical scenes 1, 4, 5, 8 and 9 (docs/canonical-scenes.md) on the CPU backend at
+//! h = 0.01 and 0.05: position-level Fischer–Burmeister contacts with exact Coulomb
+//! friction (projection residual).
 
 use axion::prelude::*;
 use axion::scenes;
@@ -11,7 +12,7 @@ fn z(sim: &Simulator, body: usize) -> f64 {
     sim.state().com_pose(0, BodyId(body)).translation.vector.z
 }
 
-/// Row 1: the ball lands within one step of √(2·1.5/g), rests at z = 0.5 with
+/// Scene 1: the ball lands within one step of √(2·1.5/g), rests at z = 0.5 with
 /// |penetration| < 1e-4 m and does not bounce.
 #[test]
 fn dropped_ball_lands_and_rests_without_bouncing() {
@@ -42,7 +43,7 @@ fn dropped_ball_lands_and_rests_without_bouncing() {
     }
 }
 
-/// Row 1 with restitution e = 0.5: the first rebound rises to e² × 1.5 m within 5 %.
+/// Scene 1 with restitution e = 0.5: the first rebound rises to e² × 1.5 m within 5 %.
 #[test]
 fn bouncing_ball_rebounds_to_e_squared_of_the_drop() {
     for h in STEPS {
@@ -96,7 +97,7 @@ fn a_state_set_by_the_caller_forgets_the_previous_contacts() {
     }
 }
 
-/// Row 4: stacks of 5 and 10 unit cubes stand 10 s within 1 mm and 0.1°.
+/// Scene 4: stacks of 5 and 10 unit cubes stand 10 s within 1 mm and 0.1°.
 #[test]
 fn stacks_stand() {
     for h in STEPS {
@@ -127,7 +128,7 @@ fn stacks_stand() {
 }
 
 /// The scheme's exact discrete slide from rest under constant acceleration a for T:
-/// x = h Σ_{k=1}^{T/h} k h a = ½ a T² (1 + h/T)  (FRICTION.md).
+/// x = h Σ_{k=1}^{T/h} k h a = ½ a T² (1 + h/T)  (docs/canonical-scenes.md, scene 5).
 fn discrete_slide(a: f64, t: f64, h: f64) -> f64 {
     if a <= 0.0 {
         0.0
@@ -136,7 +137,7 @@ fn discrete_slide(a: f64, t: f64, h: f64) -> f64 {
     }
 }
 
-/// Row 5: a 1 kg cube on a slope (gravity tilted), μ = 0.5, 2 s: it sticks below
+/// Scene 5: a 1 kg cube on a slope (gravity tilted), μ = 0.5, 2 s: it sticks below
 /// atan μ = 26.57° (< 1 mm) and slides exactly (0.1 %) the discrete distance above,
 /// for every angle of a 0–60° sweep; the continuous answer at 35° is 3.218 m.
 #[test]
@@ -204,7 +205,7 @@ fn thrown_box_stops_where_the_discrete_formula_says() {
     }
 }
 
-/// Row 8: a 1000 kg box on a 1 kg box: no NaN, penetration < 1e-3 m, drift < 1 mm.
+/// Scene 8: a 1000 kg box on a 1 kg box: no NaN, penetration < 1e-3 m, drift < 1 mm.
 #[test]
 fn mass_ratio_1000_to_1_stands() {
     for h in STEPS {
@@ -282,9 +283,10 @@ fn anisotropic_box_sticks_along_its_grippy_axis() {
     }
 }
 
-/// REFERENCE-AXION.md §8.3: the ball (r = 1 m) lands at t ≈ 0.45 s and rests at z = 1
-/// without bouncing; the inverted pyramid (μ 0.1) stands with its top within 0.1 m of
-/// z = 3 (the reference's criterion) — here within 1 mm. At the reference's h = 0.03.
+/// The reference implementation's example scenes: the ball (r = 1 m) lands at t ≈ 0.45 s
+/// and rests at z = 1 without bouncing; the inverted pyramid (μ 0.1) stands with its top
+/// within 0.1 m of z = 3 (the reference's criterion) — here within 1 mm. At the
+/// reference's h = 0.03.
 #[test]
 fn the_reference_scenes_behave_as_described() {
     let h = 0.03;
@@ -325,7 +327,7 @@ fn the_reference_scenes_behave_as_described() {
     assert_eq!(s.converged_steps, s.steps);
 }
 
-/// SCENES.md row 9, small: one 10-box pyramid stands for 2 s (every box within 1 mm).
+/// Scene 9, small: one 10-box pyramid stands for 2 s (every box within 1 mm).
 #[test]
 fn pyramid_stands() {
     for h in STEPS {

@@ -1,4 +1,5 @@
-//! SCENES.md row 2: the pendulum, with both integrators, at h = 0.01 and 0.05.
+//! Canonical scene 2 (docs/canonical-scenes.md): the pendulum, with both integrators, at
+//! h = 0.01 and 0.05.
 
 use axion::prelude::*;
 use axion::scenes::{pendulum, pendulum_period};

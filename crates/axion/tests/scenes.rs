@@ -1,5 +1,5 @@
-//! SCENES.md rows 3, 6 and 7 and the torque-free body, at h = 0.01 and 0.05, plus a
-//! deliberately impossible system that must say so.
+//! Canonical scenes 3, 6 and 7 (docs/canonical-scenes.md) and the torque-free body, at
+//! h = 0.01 and 0.05, plus a deliberately impossible system that must say so.
 
 use axion::prelude::*;
 use axion::scenes::{self, ChainOptions, ServoJoint};
@@ -82,8 +82,8 @@ fn light_chain_carries_a_body_100_times_heavier() {
     }
 }
 
-/// DESIGN.md "where we differ" 4: the geometric stiffness ∂(Jᵀλ)/∂q in the Newton
-/// matrix is what keeps a heavy body on light links solvable at large steps. Without
+/// The geometric stiffness ∂(Jᵀλ)/∂q in the Newton matrix is what keeps a heavy body on
+/// light links solvable at large steps (docs/step.md, "Newton's method"). Without
 /// it (the reference's matrix) the same chain fails to converge at h = 0.05.
 #[test]
 fn geometric_stiffness_is_what_makes_the_heavy_chain_converge() {
@@ -156,7 +156,7 @@ fn torque_free_body_keeps_angular_momentum() {
     }
 }
 
-/// SCENES.md row 6: 100 steps of 1/60 s (and the same 1.67 s at h = 0.01 and 0.05).
+/// Canonical scene 6: 100 steps of 1/60 s (and the same 1.67 s at h = 0.01 and 0.05).
 #[test]
 fn servos_track_their_targets() {
     use std::f64::consts::FRAC_PI_2;
@@ -262,7 +262,7 @@ fn cartpole_period(m_cart: f64, m_pole: f64, l: f64, j: f64, ke: f64, g: f64) ->
     2.0 * std::f64::consts::PI / omega
 }
 
-/// SCENES.md row 7: constraint errors < 1e-6; the cart's mean velocity over whole
+/// Canonical scene 7: constraint errors < 1e-6; the cart's mean velocity over whole
 /// seconds is its command within 1 % (the swinging pole pushes it back and forth, so
 /// the instantaneous velocity is not); after the cart is stopped the pole swings with
 /// the period of the linearised cart–pole (within 1 %).

@@ -11,7 +11,8 @@
 //! Three formulations live here:
 //! * [`fixed_point`] — the reference's compliance $W$ built from the previous iterate
 //!   (kept for comparison; it can report convergence while a contact carries several
-//!   times its Coulomb limit, see `FRICTION.md`);
+//!   times its Coulomb limit, see docs/constraints.md, "Why the reference's friction
+//!   sticks");
 //! * [`projection`] — the residual $\lambda_t - \Pi_{cone}(\lambda_t - \rho v_t)$ and its
 //!   generalized Jacobian, for a semismooth Newton method on the current iterate;
 //! * [`symmetric`] — the same decision with a symmetric positive definite linearisation
@@ -118,7 +119,7 @@ impl ConeScaling {
     /// sliding contact is taken for sticking and Newton cycles. The factor balances the
     /// two axes (10× off on each instead of 100× on one; taking the slippery axis's
     /// scale instead made the grippy axis cycle) and is exactly 1 for an isotropic
-    /// cone, which keeps the mean of FRICTION.md.
+    /// cone, which keeps the plain mean $\tfrac12(w_1 + w_2)$ there.
     pub fn effective_inverse_mass(&self, w_t: &Vector2<f64>) -> f64 {
         let s2 = self.s.component_mul(&self.s);
         0.5 * s2.dot(w_t) * (s2.min() / s2.max()).sqrt()

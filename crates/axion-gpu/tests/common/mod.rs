@@ -63,8 +63,9 @@ pub struct Parity {
     pub body_differences: Vec<(f64, f64)>,
 }
 
-/// The default GPU settings with the slip coupling lagged (`slip_coupling` off:
-/// FRICTION.md's symmetric form, solved by the conjugate residual method).
+/// The default GPU settings with the slip coupling lagged (`slip_coupling` off: the
+/// symmetric friction form of docs/constraints.md, solved by the conjugate residual
+/// method).
 pub fn lagged() -> GpuSettings {
     GpuSettings {
         slip_coupling: false,
