@@ -31,12 +31,26 @@ pub enum CliError {
         name: String,
     },
     /// A time step or duration that is not a positive number.
-    #[error("{what} must be a positive number of seconds, got {value}")]
+    #[error("{what} must be a positive number of seconds, got {value:?}")]
     InvalidSeconds {
         /// `--dt` or `--duration`.
         what: &'static str,
         /// The value given.
         value: f64,
+    },
+    /// A duration that is not at least one step, or a run of more steps than
+    /// [`MAX_STEPS`].
+    #[error(
+        "a duration of {duration:?} s at a step of {dt:?} s is {steps:.3e} steps; a run takes 1 to {} steps (change --duration or --dt)",
+        MAX_STEPS
+    )]
+    StepCount {
+        /// The duration (s).
+        duration: f64,
+        /// The step (s).
+        dt: f64,
+        /// `duration / dt`.
+        steps: f64,
     },
     /// A URDF option (`--fixed-base`, `--package-path`, `--self-collision`) given for a
     /// scene file (robots in scene files say these themselves).
@@ -297,8 +311,8 @@ pub struct RunOptions {
     pub dt: Option<f64>,
     /// Simulated duration (s); the demo's default if `None`.
     pub duration: Option<f64>,
-    /// Number of identical worlds.
-    pub worlds: usize,
+    /// Number of identical worlds (`None`: the scene's, or 1).
+    pub worlds: Option<usize>,
     /// Backend.
     pub backend: BackendChoice,
     /// Folder for `trajectory.csv`, `trajectory.jsonl`, `summary.json`, `animation.glb`
@@ -570,6 +584,32 @@ fn stats_json(s: &StepStats) -> serde_json::Value {
     })
 }
 
+/// Most steps a run may take (10⁸: a day of wall time at 1 ms a step).
+pub const MAX_STEPS: usize = 100_000_000;
+
+/// The number of steps of a run of `duration` at step `dt`: refused below one step and
+/// above [`MAX_STEPS`]; a duration that is not a whole number of steps (within 10⁻⁹) is
+/// said on standard error, with the duration that will be simulated.
+fn step_count(duration: f64, dt: f64) -> Result<usize, CliError> {
+    let exact = duration / dt;
+    let steps = exact.round();
+    if !(1.0..=MAX_STEPS as f64).contains(&steps) {
+        return Err(CliError::StepCount {
+            duration,
+            dt,
+            steps: exact,
+        });
+    }
+    if (exact - steps).abs() > 1e-9 * exact {
+        eprintln!(
+            "warning: a duration of {duration} s is not a whole number of {dt} s steps; simulating {} steps ({} s)",
+            steps,
+            steps * dt
+        );
+    }
+    Ok(steps as usize)
+}
+
 fn positive(what: &'static str, value: f64) -> Result<f64, CliError> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
@@ -598,9 +638,7 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
     print_warnings(&scene.warnings);
     let s = &scene.settings;
     let mut options = options.clone();
-    if options.worlds == 1 {
-        options.worlds = s.worlds;
-    }
+    options.worlds = options.worlds.or(Some(s.worlds));
     options.backend = scene_backend(s, options.backend)?;
     let name = path
         .file_stem()
@@ -889,9 +927,10 @@ pub fn run_model(
 ) -> Result<Summary, CliError> {
     let dt = positive("--dt", options.dt.unwrap_or(dt))?;
     let duration = positive("--duration", options.duration.unwrap_or(duration))?;
-    let steps = (duration / dt).round().max(1.0) as usize;
+    let steps = step_count(duration, dt)?;
     let backend = with_threads(options.backend, options.threads)?;
-    let mut sim = Simulator::new(model, options.worlds, dt, backend)?;
+    let worlds = options.worlds.unwrap_or(1);
+    let mut sim = Simulator::new(model, worlds, dt, backend)?;
     let mut outputs = match options.out.as_deref() {
         Some(dir) => Some(Outputs::new(dir, sim.model(), dt)?),
         None => None,
@@ -913,7 +952,7 @@ pub fn run_model(
     let initial = axion::initial_state(sim.model()).map_err(SimError::from)?;
     let (mut iterations, mut max_iterations, mut converged, mut max_contacts) =
         (0usize, 0, 0usize, 0);
-    let mut max_error = (0..options.worlds)
+    let mut max_error = (0..worlds)
         .map(|w| sim.joint_errors(w).position)
         .fold(0.0, f64::max);
     let mut energy = sim.energy(0);
@@ -921,7 +960,7 @@ pub fn run_model(
     for k in 0..steps {
         let t_end = (k + 1) as f64 * dt;
         for schedule in schedules {
-            for w in 0..options.worlds {
+            for w in 0..worlds {
                 schedule
                     .apply(sim.control_mut(), w, t_end)
                     .map_err(CliError::Schedule)?;
@@ -934,7 +973,7 @@ pub fn run_model(
             converged += usize::from(s.converged);
             max_contacts = max_contacts.max(s.contact_count);
         }
-        for w in 0..options.worlds {
+        for w in 0..worlds {
             max_error = max_error.max(sim.joint_errors(w).position);
         }
         let now = sim.energy(0);
@@ -962,14 +1001,14 @@ pub fn run_model(
         bar.set_position(k as u64 + 1);
     }
     bar.finish_and_clear();
-    let world_steps = (steps * options.worlds) as f64;
+    let world_steps = (steps * worlds) as f64;
     let wall = start.elapsed().as_secs_f64();
     let summary = Summary {
         demo: name.to_string(),
         backend: format!("{} ({})", sim.backend_name(), sim.backend_reason()),
         dt,
         steps,
-        worlds: options.worlds,
+        worlds,
         simulated: steps as f64 * dt,
         wall,
         real_time_factor: steps as f64 * dt / wall.max(1e-12),

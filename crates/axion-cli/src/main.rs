@@ -100,9 +100,9 @@ struct RunArgs {
     /// Simulated duration in seconds (default: the scene's).
     #[arg(long, allow_negative_numbers = true)]
     duration: Option<f64>,
-    /// Number of identical worlds.
-    #[arg(long, default_value_t = 1)]
-    worlds: usize,
+    /// Number of identical worlds (default: the scene's, or 1).
+    #[arg(long)]
+    worlds: Option<usize>,
     /// Backend.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     backend: Backend,
@@ -148,18 +148,32 @@ impl RunArgs {
     }
 }
 
+/// Prints a line on standard output; a reader that has gone away (`axion demo | head -1`)
+/// ends the program quietly instead of with a panic.
+fn say(text: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(text).and_then(|()| out.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode {
     match result {
         Ok(summary) => {
-            println!("{summary}");
+            say(format_args!("{summary}"));
             if let Some(dir) = out {
-                println!(
+                say(format_args!(
                     "  outputs            {}",
                     dir.join(
                         "{trajectory.csv, trajectory.jsonl, summary.json, animation.glb, plots.png}"
                     )
                     .display()
-                );
+                ));
             }
             ExitCode::SUCCESS
         }
@@ -174,10 +188,10 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Demo { list: true, .. } => {
             for d in DEMOS {
-                println!(
+                say(format_args!(
                     "{:<16} {} (dt {:.4} s, {:.2} s)",
                     d.name, d.about, d.dt, d.duration
-                );
+                ));
             }
             ExitCode::SUCCESS
         }
@@ -204,7 +218,7 @@ fn main() -> ExitCode {
             check_scene(&scene)
         } {
             Ok(text) => {
-                println!("{text}");
+                say(format_args!("{text}"));
                 ExitCode::SUCCESS
             }
             Err(e) => {

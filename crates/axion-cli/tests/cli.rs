@@ -10,7 +10,7 @@ fn options(duration: f64, out: Option<std::path::PathBuf>) -> RunOptions {
     RunOptions {
         dt: None,
         duration: Some(duration),
-        worlds: 1,
+        worlds: Some(1),
         backend: BackendChoice::Cpu,
         out,
         progress: false,
@@ -36,7 +36,7 @@ fn outputs_have_the_documented_shape() {
     let summary = run_demo(
         demo,
         &RunOptions {
-            worlds: 2,
+            worlds: Some(2),
             ..options(1.5, Some(dir.clone()))
         },
     )
@@ -100,7 +100,7 @@ fn bad_input_gets_a_clear_error() {
     let bad = run_demo(
         demo,
         &RunOptions {
-            worlds: 0,
+            worlds: Some(0),
             ..options(1.0, None)
         },
     )
@@ -149,7 +149,7 @@ fn thread_count_does_not_change_the_outputs() {
         run_demo(
             find("drop").unwrap(),
             &RunOptions {
-                worlds: 3,
+                worlds: Some(3),
                 threads: Some(threads),
                 ..options(0.8, Some(dir.clone()))
             },
@@ -288,4 +288,47 @@ fn run_summaries_report_the_initial_state_and_energy_rises() {
         "{closed}"
     );
     assert!(closed.initial_state.contains("no overlap"));
+}
+
+/// A reader that has gone away (`axion demo --list | head -0`) ends the command quietly:
+/// exit 0, no panic.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_axion"))
+        .args(["demo", "--list"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("panicked"),
+        "{:?}: {stderr}",
+        out.status
+    );
+}
+
+/// Runs that cannot finish, or would be less than one step, are refused before they
+/// start, with short numbers: a subnormal step, a duration of a billion seconds, a step
+/// longer than the duration.
+#[test]
+fn runs_of_impossible_length_are_refused_before_they_start() {
+    let demo = find("pendulum").unwrap();
+    for (dt, duration) in [(5e-324, 1.0), (0.01, 1e9), (5.0, 1.0)] {
+        let err = run_demo(
+            demo,
+            &RunOptions {
+                dt: Some(dt),
+                ..options(duration, None)
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("a run takes 1 to 100000000 steps") && err.len() < 200,
+            "{err}"
+        );
+    }
 }

@@ -14,7 +14,7 @@ fn run_into(demo: &str, duration: f64, dir: &std::path::Path) -> axion_cli::Summ
         &RunOptions {
             dt: None,
             duration: Some(duration),
-            worlds: 1,
+            worlds: Some(1),
             backend: BackendChoice::Cpu,
             out: Some(dir.to_path_buf()),
             progress: false,

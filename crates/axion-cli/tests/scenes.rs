@@ -45,7 +45,7 @@ fn quick() -> RunOptions {
     RunOptions {
         dt: None,
         duration: Some(0.5),
-        worlds: 1,
+        worlds: None,
         backend: BackendChoice::Cpu,
         out: None,
         progress: false,
@@ -440,4 +440,35 @@ proptest! {
             let _ = sim.step();
         }
     }
+}
+
+/// `--worlds` overrides a scene's `worlds`, 1 included; without it the scene's count
+/// is used. A count whose states would not fit in memory is refused before anything
+/// is allocated.
+#[test]
+fn the_command_line_world_count_overrides_the_scene() {
+    let dir = std::env::temp_dir().join(format!("axion-worlds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let body = "[[bodies]]\nname = \"ball\"\nshapes = [{ type = \"sphere\", radius = 0.1 }]\n";
+    let path = dir.join("four.toml");
+    std::fs::write(
+        &path,
+        format!("[simulation]\nworlds = 4\nduration = 0.05\n\n{body}"),
+    )
+    .unwrap();
+    let run = |worlds| {
+        run_scene(&path, &RunOptions { worlds, ..quick() })
+            .unwrap()
+            .worlds
+    };
+    assert_eq!(run(Some(1)), 1);
+    assert_eq!(run(None), 4);
+    let huge = dir.join("huge.toml");
+    std::fs::write(&huge, format!("[simulation]\nworlds = 100000000\n\n{body}")).unwrap();
+    let err = run_scene(&huge, &quick()).unwrap_err().to_string();
+    assert!(
+        err.contains("worlds = 100000000") && err.contains("bodies a state holds"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -904,6 +904,14 @@ pub fn parse_scene_as(
     let model = b
         .build()
         .map_err(|e| SceneError::Syntax(format!("the scene as a whole: {e}")))?;
+    if settings.worlds.saturating_mul(model.bodies().len().max(1)) > axion_model::MAX_BODY_STATES {
+        return Err(SceneError::Syntax(format!(
+            "[simulation] worlds = {} of {} bodies is more than the {} bodies a state holds",
+            settings.worlds,
+            model.bodies().len(),
+            axion_model::MAX_BODY_STATES
+        )));
+    }
     let schedules = scheduled
         .into_iter()
         .map(|(line, joint, points)| {

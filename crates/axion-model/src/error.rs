@@ -120,6 +120,17 @@ pub enum ModelError {
     /// A batch of zero worlds.
     #[error("the number of worlds must be at least 1")]
     NoWorlds,
+    /// More worlds than a state may hold ([`crate::state::MAX_BODY_STATES`] bodies in all).
+    #[error(
+        "{worlds} worlds of {bodies} bodies are more than the {} bodies a state holds; run fewer worlds per process",
+        crate::state::MAX_BODY_STATES
+    )]
+    TooManyWorlds {
+        /// Worlds asked for.
+        worlds: usize,
+        /// Bodies per world.
+        bodies: usize,
+    },
 }
 
 /// Why a step could not be taken at all (a step that runs but does not converge is

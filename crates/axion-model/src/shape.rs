@@ -69,7 +69,10 @@ impl Shape {
             }
         };
         for (what, v) in dims {
-            let ok = v.is_finite() && (v > 0.0 || (what == "half length" && v == 0.0));
+            // A capsule of half length 0 is a sphere; a cylinder needs a height (−0.0
+            // compares equal to 0, so the sign is no way around it).
+            let zero_ok = what == "half length" && matches!(self, Shape::Capsule { .. });
+            let ok = v.is_finite() && (v > 0.0 || (zero_ok && v == 0.0));
             if !ok {
                 return Err(format!(
                     "{} {what} must be positive and finite, got {v}",

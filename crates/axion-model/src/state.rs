@@ -25,13 +25,24 @@ pub struct State {
     time: f64,
 }
 
+/// Most bodies a [`State`] holds over all its worlds (2²⁴, about 1.7 GB of poses,
+/// velocities and their copies): 131 072 worlds of a 100-body robot.
+pub const MAX_BODY_STATES: usize = 1 << 24;
+
 impl State {
-    /// The model's initial state in each of `worlds` worlds.
+    /// The model's initial state in each of `worlds` worlds; at most
+    /// [`MAX_BODY_STATES`] bodies over all worlds.
     pub fn new(model: &Model, worlds: usize) -> Result<Self, ModelError> {
         if worlds == 0 {
             return Err(ModelError::NoWorlds);
         }
         let b = model.bodies();
+        if worlds.saturating_mul(b.len().max(1)) > MAX_BODY_STATES {
+            return Err(ModelError::TooManyWorlds {
+                worlds,
+                bodies: b.len(),
+            });
+        }
         Ok(Self {
             worlds,
             bodies: b.len(),

@@ -96,6 +96,18 @@ pub enum SimError {
     /// The GPU backend was requested and cannot run (no adapter, unsupported model).
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// A step left a body with a non-finite pose or velocity (a step far too large for
+    /// the motion, or an input beyond what f64 holds). The state is that of the failed
+    /// step; nothing after it should be trusted.
+    #[error(
+        "a step left body {body:?} of world {world} with a non-finite pose or velocity (is the time step far too large for the motion?)"
+    )]
+    NonFiniteState {
+        /// The world.
+        world: usize,
+        /// The first such body.
+        body: String,
+    },
 }
 
 /// What a run did, for a summary line.
@@ -206,11 +218,28 @@ impl Simulator {
         })
     }
 
-    /// Advances every world by one step.
+    /// Advances every world by one step. A step that leaves any body with a non-finite
+    /// pose or velocity is an error ([`SimError::NonFiniteState`]) naming the body.
     pub fn step(&mut self) -> Result<&StepReport, SimError> {
         self.last = self
             .backend
             .step(&self.model, &mut self.state, &self.control, self.dt)?;
+        for w in 0..self.state.worlds() {
+            for (b, body) in self.model.bodies().iter().enumerate() {
+                let id = BodyId(b);
+                let pose = self.state.com_pose(w, id);
+                let finite = axion_math::pose_coords(&pose)
+                    .iter()
+                    .chain(self.state.velocity(w, id).iter())
+                    .all(|x| x.is_finite());
+                if !finite {
+                    return Err(SimError::NonFiniteState {
+                        world: w,
+                        body: body.name.clone(),
+                    });
+                }
+            }
+        }
         Ok(&self.last)
     }
 

@@ -114,3 +114,51 @@ fn joints_out_of_range_are_reported_and_can_start_in_range() {
     .unwrap_err();
     assert!(err.to_string().contains("\"ankle\""), "{err}");
 }
+
+/// A step that leaves a body with a non-finite pose is an error naming the body (a
+/// finite 1e200 m/s velocity over a finite 1e200 s step overflows the position).
+#[test]
+fn a_non_finite_state_is_an_error_naming_the_body() {
+    let mut b = ModelBuilder::new();
+    b.add_body(
+        BodyDesc::dynamic("rocket")
+            .velocity(axion::math::twist(
+                Vector3::new(1e200, 0.0, 0.0),
+                Vector3::zeros(),
+            ))
+            .shape(ShapeDesc::new(Shape::Sphere { radius: 0.1 })),
+    )
+    .unwrap();
+    let mut sim = Simulator::new(b.build().unwrap(), 1, 1e200, BackendChoice::Cpu).unwrap();
+    let err = sim.step().unwrap_err().to_string();
+    assert!(
+        err.contains("body \"rocket\" of world 0") && err.contains("non-finite"),
+        "{err}"
+    );
+}
+
+/// −0.0 is 0: a cylinder of half length −0.0 (or 0) is refused when the body is added,
+/// a capsule of half length 0 (a sphere) is not.
+#[test]
+fn flat_cylinders_are_refused_whatever_the_sign_of_zero() {
+    for half_length in [-0.0, 0.0] {
+        let mut b = ModelBuilder::new();
+        let err = b
+            .add_body(
+                BodyDesc::dynamic("disc").shape(ShapeDesc::new(Shape::Cylinder {
+                    radius: 0.1,
+                    half_length,
+                })),
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("half length"), "{err}");
+    }
+    let mut b = ModelBuilder::new();
+    b.add_body(
+        BodyDesc::dynamic("ball").shape(ShapeDesc::new(Shape::Capsule {
+            radius: 0.1,
+            half_length: 0.0,
+        })),
+    )
+    .unwrap();
+}
