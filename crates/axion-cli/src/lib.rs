@@ -349,6 +349,16 @@ pub fn with_threads(
     }
 }
 
+/// Set by [`request_stop`]: the running [`run_model`] ends after its current step.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Asks the run in progress to end after its current step, as if it were complete:
+/// its files are flushed and its summary (marked interrupted) written. The `axion`
+/// command calls it on SIGINT (Ctrl-C) and SIGTERM.
+pub fn request_stop() {
+    STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// What a run did.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Summary {
@@ -386,6 +396,9 @@ pub struct Summary {
     pub energy_rise_steps: usize,
     /// The largest such rise, as a share of the scale, and when (s).
     pub largest_energy_rise: (f64, f64),
+    /// The run was stopped ([`request_stop`]) before its last step: `steps` says how
+    /// many were taken.
+    pub interrupted: bool,
 }
 
 /// A step whose total energy rises by more than this share of the energy's scale is
@@ -418,6 +431,13 @@ impl std::fmt::Display for Summary {
         writeln!(f, "  max joint error    {:.2e} m", self.max_joint_error)?;
         write!(f, "  max contacts       {}", self.max_contacts)?;
         write!(f, "\n  {}", self.initial_state)?;
+        if self.interrupted {
+            write!(
+                f,
+                "\n  interrupted after {} steps: the output files hold the steps taken",
+                self.steps
+            )?;
+        }
         if self.energy_rise_steps > 0 {
             let (share, t) = self.largest_energy_rise;
             write!(
@@ -567,12 +587,23 @@ impl Outputs {
             .push(stats.iter().map(|s| s.iterations).max().unwrap_or(0) as f64);
     }
 
-    /// Flushes the trajectories and draws `animation.glb` and `plots.png`.
-    fn finish(mut self, model: &Model, title: &str) -> Result<(), CliError> {
+    /// Flushes the trajectories, writes `summary.json`, then draws `animation.glb` and
+    /// `plots.png`. A picture that cannot be drawn is a warning on standard error: the
+    /// run's data and summary are written first and kept.
+    fn finish(mut self, model: &Model, title: &str, summary: &Summary) -> Result<(), CliError> {
         self.csv.1.flush().map_err(io(&self.csv.0))?;
         self.jsonl.1.flush().map_err(io(&self.jsonl.0))?;
-        write_glb(model, &self.keys, &self.dir.join("animation.glb"))?;
-        write_plots(&self.series, title, &self.dir.join("plots.png"))
+        let path = self.dir.join("summary.json");
+        let text = serde_json::to_string_pretty(summary).expect("a summary serialises");
+        std::fs::write(&path, text + "\n").map_err(io(&path))?;
+        let pictures = [
+            write_glb(model, &self.keys, &self.dir.join("animation.glb")),
+            write_plots(&self.series, title, &self.dir.join("plots.png")),
+        ];
+        for e in pictures.into_iter().filter_map(Result::err) {
+            eprintln!("warning: {e} (the trajectories and summary.json are written)");
+        }
+        Ok(())
     }
 }
 
@@ -957,7 +988,12 @@ pub fn run_model(
         .fold(0.0, f64::max);
     let mut energy = sim.energy(0);
     let (mut rises, mut largest_rise) = (0usize, (0.0f64, 0.0f64));
+    let mut taken = 0;
     for k in 0..steps {
+        if STOP.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        taken = k + 1;
         let t_end = (k + 1) as f64 * dt;
         for schedule in schedules {
             for w in 0..worlds {
@@ -990,7 +1026,10 @@ pub fn run_model(
         if let Some(out) = outputs.as_mut() {
             out.record(
                 &sim,
-                (k + 1, k + 1 == steps),
+                (
+                    k + 1,
+                    k + 1 == steps || STOP.load(std::sync::atomic::Ordering::SeqCst),
+                ),
                 (k + 1) as f64 * dt,
                 &report.worlds,
             )?;
@@ -1001,17 +1040,17 @@ pub fn run_model(
         bar.set_position(k as u64 + 1);
     }
     bar.finish_and_clear();
-    let world_steps = (steps * worlds) as f64;
+    let world_steps = (taken.max(1) * worlds) as f64;
     let wall = start.elapsed().as_secs_f64();
     let summary = Summary {
         demo: name.to_string(),
         backend: format!("{} ({})", sim.backend_name(), sim.backend_reason()),
         dt,
-        steps,
+        steps: taken,
         worlds,
-        simulated: steps as f64 * dt,
+        simulated: taken as f64 * dt,
         wall,
-        real_time_factor: steps as f64 * dt / wall.max(1e-12),
+        real_time_factor: taken as f64 * dt / wall.max(1e-12),
         mean_iterations: iterations as f64 / world_steps,
         max_iterations,
         converged_share: converged as f64 / world_steps,
@@ -1020,13 +1059,11 @@ pub fn run_model(
         initial_state: initial.to_string(),
         energy_rise_steps: rises,
         largest_energy_rise: largest_rise,
+        interrupted: taken < steps,
     };
-    if let (Some(out), Some(dir)) = (outputs, options.out.as_deref()) {
+    if let Some(out) = outputs {
         let title = format!("{name}: {steps} steps of {dt} s");
-        out.finish(sim.model(), &title)?;
-        let path = dir.join("summary.json");
-        let text = serde_json::to_string_pretty(&summary).expect("a summary serialises");
-        std::fs::write(&path, text + "\n").map_err(io(&path))?;
+        out.finish(sim.model(), &title, &summary)?;
     }
     Ok(summary)
 }

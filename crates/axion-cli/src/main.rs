@@ -166,6 +166,7 @@ fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode 
     match result {
         Ok(summary) => {
             say(format_args!("{summary}"));
+            let interrupted = summary.interrupted;
             if let Some(dir) = out {
                 say(format_args!(
                     "  outputs            {}",
@@ -175,7 +176,12 @@ fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode 
                     .display()
                 ));
             }
-            ExitCode::SUCCESS
+            if interrupted {
+                // The shell's code for a program ended by SIGINT.
+                ExitCode::from(130)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(e) => {
             eprintln!("error: {e}");
@@ -185,6 +191,15 @@ fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode 
 }
 
 fn main() -> ExitCode {
+    // Ctrl-C (or SIGTERM) ends a run after its current step with every file written;
+    // a second one ends the program at once.
+    let _ = ctrlc::set_handler(|| {
+        static ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if ASKED.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        axion_cli::request_stop();
+    });
     match Cli::parse().command {
         Command::Demo { list: true, .. } => {
             for d in DEMOS {

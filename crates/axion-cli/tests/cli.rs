@@ -332,3 +332,61 @@ fn runs_of_impossible_length_are_refused_before_they_start() {
         );
     }
 }
+
+/// A picture that cannot be written (here `plots.png` is a folder) is a warning: the
+/// run succeeds and its trajectories and summary.json are there.
+#[test]
+fn a_failed_picture_keeps_the_summary() {
+    let dir = std::env::temp_dir().join(format!("axion-picture-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("plots.png")).unwrap();
+    let demo = find("pendulum").unwrap();
+    let summary = run_demo(demo, &options(0.1, Some(dir.clone()))).unwrap();
+    let json = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    assert!(
+        json.contains(&format!("\"steps\": {}", summary.steps)),
+        "{json}"
+    );
+    assert!(dir.join("trajectory.csv").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Ctrl-C (SIGINT) during a run ends it after the current step: exit code 130, the
+/// summary printed and written (marked interrupted, with the steps taken), and every
+/// trajectory line complete.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_keeps_its_files() {
+    let dir = std::env::temp_dir().join(format!("axion-sigint-{}", std::process::id()));
+    let child = Command::new(env!("CARGO_BIN_EXE_axion"))
+        .args(["demo", "chain", "--duration", "10000", "--quiet", "--out"])
+        .arg(&dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run has written steps, then interrupt it.
+    let csv = dir.join("trajectory.csv");
+    let started = std::time::Instant::now();
+    while std::fs::metadata(&csv).map_or(0, |m| m.len()) < 100_000 {
+        assert!(started.elapsed().as_secs() < 60, "the run wrote nothing");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("interrupted after"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(json["interrupted"], true);
+    let steps = json["steps"].as_u64().unwrap();
+    assert!(steps > 0 && steps < 1_000_000, "{steps}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.ends_with('\n'));
+    let columns = CSV_HEADER.split(',').count();
+    assert!(text.lines().all(|l| l.split(',').count() == columns));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

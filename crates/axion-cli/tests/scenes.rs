@@ -472,3 +472,47 @@ fn the_command_line_world_count_overrides_the_scene() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Fields that do not apply are refused with the entry's line, never ignored: a radius
+/// on a box, half extents on a sphere, a mass on a static body, `kd` on a velocity drive,
+/// a second drive for one robot joint.
+#[test]
+fn fields_that_do_not_apply_are_refused() {
+    let ball = "[[bodies]]\nname = \"ball\"\nshapes = [{ type = \"sphere\", radius = 0.1 }]\n";
+    let cases = [
+        (
+            "[[bodies]]\nname = \"a\"\nshapes = [{ type = \"box\", half_extents = [1, 1, 1], radius = 0.1 }]\n".to_string(),
+            "line 1: body \"a\", shape 0: a box shape takes no `radius`",
+        ),
+        (
+            "[[bodies]]\nname = \"a\"\nshapes = [{ type = \"sphere\", radius = 0.1, half_extents = [1, 1, 1] }]\n".to_string(),
+            "a sphere shape takes no `half_extents`",
+        ),
+        (
+            format!("{ball}\n[[bodies]]\nname = \"floor\"\nkind = \"static\"\nmass = 3.0\ninertia = [1, 1, 1]\n"),
+            "line 5: body \"floor\" is static: it takes no `mass`",
+        ),
+        (
+            format!("{ball}\n[[joints]]\nname = \"spin\"\ntype = \"revolute\"\nchild = \"ball\"\naxis = [0, 0, 1]\ndrive = {{ mode = \"velocity\", target = 1.0, ke = 2.0, kd = 3.0 }}\n"),
+            "`kd` and `target_velocity` belong to position drives",
+        ),
+    ];
+    for (text, expected) in cases {
+        let err = axion::parse_scene(&text).unwrap_err().to_string();
+        assert!(err.contains(expected), "{err:?} should say {expected:?}");
+    }
+    let dir = std::env::temp_dir().join(format!("axion-fields-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        root().join("examples/robots/cartpole.urdf"),
+        dir.join("cartpole.urdf"),
+    )
+    .unwrap();
+    let twice = "[[robots]]\nurdf = \"cartpole.urdf\"\nfixed_base = true\ndrives = [\n  { joint = \"slider\", mode = \"velocity\", target = 1.0, ke = 1.0 },\n  { joint = \"slider\", mode = \"velocity\", target = 2.0, ke = 1.0 },\n]\n";
+    let err = axion::parse_scene_in(twice, &dir).unwrap_err().to_string();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        err.contains("line 1: robot \"cartpole.urdf\": a second drive for joint \"slider\""),
+        "{err}"
+    );
+}

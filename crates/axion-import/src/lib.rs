@@ -34,6 +34,24 @@ pub use scene::{
 };
 pub use urdf::{import_urdf, import_urdf_file};
 
+/// The 1-based line of any byte offset of a text, in O(log n) after one pass.
+pub(crate) struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    pub(crate) fn new(text: &str) -> Self {
+        Self(
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect(),
+        )
+    }
+
+    /// The 1-based line holding byte `offset`.
+    pub(crate) fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&s| s <= offset)
+    }
+}
+
 /// Where in which file something was found: `robot.urdf:42`, `robot.urdf`, `line 42`,
 /// or nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -225,7 +225,8 @@ struct EntryLines {
 impl EntryLines {
     /// Reads the entry positions of a file that already parsed as a [`SceneFile`].
     fn find(text: &str, format: SceneFormat) -> Self {
-        let lines = |offsets: Vec<usize>| offsets.into_iter().map(|o| line_of(text, o)).collect();
+        let index = crate::LineIndex::new(text);
+        let lines = |offsets: Vec<usize>| offsets.into_iter().map(|o| index.line(o)).collect();
         match format {
             SceneFormat::Toml => {
                 let e: TomlEntries = toml::from_str(text).unwrap_or(TomlEntries {
@@ -520,15 +521,30 @@ fn pose(position: [f64; 3], rotation: [f64; 3]) -> Isometry3<f64> {
     Isometry3::new(Vector3::from(position), Vector3::from(rotation))
 }
 
-/// 1-based line of byte offset `at` in `text`.
-fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
-}
-
 impl ShapeFile {
     /// The shape, or what it lacks. Mesh files are found from `folder`; a mesh is its
     /// convex hull on a moving body and the triangle mesh on a static one.
     fn to_desc(&self, folder: &std::path::Path, is_static: bool) -> Result<ShapeDesc, String> {
+        let given = [
+            ("radius", self.radius.is_some()),
+            ("half_extents", self.half_extents.is_some()),
+            ("half_length", self.half_length.is_some()),
+            ("normal", self.normal.is_some()),
+            ("points", self.points.is_some()),
+            ("file", self.file.is_some()),
+            ("scale", self.scale.is_some()),
+        ];
+        let takes: &[&str] = match self.kind {
+            ShapeType::Sphere => &["radius"],
+            ShapeType::Box => &["half_extents"],
+            ShapeType::Capsule | ShapeType::Cylinder => &["radius", "half_length"],
+            ShapeType::HalfSpace => &["normal"],
+            ShapeType::ConvexHull => &["points"],
+            ShapeType::Mesh => &["file", "scale"],
+        };
+        if let Some((field, _)) = given.iter().find(|(f, g)| *g && !takes.contains(f)) {
+            return Err(format!("a {} shape takes no `{field}`", self.name()));
+        }
         let need = |v: Option<f64>, field: &str| {
             v.ok_or_else(|| format!("a {} shape needs `{field}`", self.name()))
         };
@@ -649,6 +665,12 @@ fn drive_with_schedule(
     (target, target_velocity, ke, kd): (f64, f64, f64, f64),
     targets: Option<&[[f64; 2]]>,
 ) -> Result<(DriveDesc, Option<Points>), String> {
+    if matches!(mode, DriveMode::Velocity) && (kd != 0.0 || target_velocity != 0.0) {
+        return Err(
+            "a velocity drive takes `target` (its velocity) and `ke`; `kd` and `target_velocity` belong to position drives"
+                .into(),
+        );
+    }
     let Some(targets) = targets else {
         return Ok((drive_desc(mode, target, target_velocity, ke, kd), None));
     };
@@ -707,6 +729,18 @@ pub fn parse_scene_as(
     let mut warnings = Vec::new();
     for (i, body) in file.bodies.iter().enumerate() {
         let line = nth(&lines.bodies, i);
+        let moves = body.velocity != [0.0; 3] || body.angular_velocity != [0.0; 3];
+        if body.kind == BodyKindName::Static
+            && (body.mass.is_some() || body.inertia.is_some() || moves)
+        {
+            return Err(invalid(
+                line,
+                format!(
+                    "body {:?} is static: it takes no `mass`, `inertia` or velocity",
+                    body.name
+                ),
+            ));
+        }
         let mut desc = if body.kind == BodyKindName::Static {
             BodyDesc::fixed(body.name.clone())
         } else {
@@ -775,6 +809,12 @@ pub fn parse_scene_as(
             .map_err(|m| invalid(line, format!("robot {file:?}, drive {:?}: {m}", d.joint)))?;
             if let Some(points) = points {
                 scheduled.push((line, format!("{}{}", robot.prefix, d.joint), points));
+            }
+            if drives.iter().any(|(j, _)| *j == d.joint) {
+                return Err(invalid(
+                    line,
+                    format!("robot {file:?}: a second drive for joint {:?}", d.joint),
+                ));
             }
             drives.push((d.joint.clone(), desc));
         }

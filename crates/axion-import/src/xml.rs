@@ -4,6 +4,8 @@
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 use roxmltree::{Document, Node, ParsingOptions};
 
+use crate::LineIndex;
+
 /// Most elements and attributes a robot file may hold; beyond it the file is refused
 /// before it is built in memory.
 pub(crate) const MAX_NODES: u32 = 2_000_000;
@@ -59,16 +61,14 @@ pub(crate) fn tolerate(text: &str) -> (std::borrow::Cow<'_, str>, Vec<Issue>) {
 /// A parsed document and the byte offsets where its lines start.
 pub(crate) struct Xml<'input> {
     pub doc: Document<'input>,
-    line_starts: Vec<usize>,
+    lines: LineIndex,
 }
 
 impl<'input> Xml<'input> {
     /// Parses `text`, refusing DTDs, more than [`MAX_NODES`] nodes and nesting deeper
     /// than [`MAX_DEPTH`]. Use [`tolerate`] first for the slips other tools accept.
     pub fn parse(text: &'input str) -> Result<Self, Issue> {
-        let line_starts: Vec<usize> = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let lines = LineIndex::new(text);
         let options = ParsingOptions {
             nodes_limit: MAX_NODES,
             ..Default::default()
@@ -77,7 +77,7 @@ impl<'input> Xml<'input> {
             line: e.pos().row,
             message: e.to_string(),
         })?;
-        let xml = Self { doc, line_starts };
+        let xml = Self { doc, lines };
         // Nesting depth, without recursion.
         let mut stack = vec![(xml.doc.root(), 0usize)];
         while let Some((node, depth)) = stack.pop() {
@@ -95,7 +95,7 @@ impl<'input> Xml<'input> {
     /// The 1-based line where `node` starts.
     pub fn line(&self, node: Node) -> u32 {
         let offset = node.range().start;
-        self.line_starts.partition_point(|&s| s <= offset) as u32
+        self.lines.line(offset) as u32
     }
 
     /// An issue at `node`.

@@ -235,6 +235,9 @@ pub struct ModelBuilder {
     gravity: Vector3<f64>,
     joint_rows: usize,
     exclusions: CollisionExclusions,
+    /// Names taken, for the uniqueness checks in constant time.
+    body_names: HashSet<String>,
+    joint_names: HashSet<String>,
 }
 
 impl Default for ModelBuilder {
@@ -308,6 +311,8 @@ impl ModelBuilder {
             gravity: Vector3::new(0.0, 0.0, -9.81),
             joint_rows: 0,
             exclusions: CollisionExclusions::default(),
+            body_names: HashSet::new(),
+            joint_names: HashSet::new(),
         }
     }
 
@@ -368,7 +373,7 @@ impl ModelBuilder {
             body: name.clone(),
             source,
         };
-        if self.bodies.iter().any(|b| b.name == desc.name) {
+        if self.body_names.contains(&desc.name) {
             return Err(ModelError::DuplicateBodyName { name: desc.name });
         }
         finite_pose(&desc.pose).map_err(invalid)?;
@@ -397,6 +402,7 @@ impl ModelBuilder {
             }
         };
         let initial_pose = desc.pose * Translation3::from(com);
+        self.body_names.insert(desc.name.clone());
         self.bodies.push(Body {
             name: desc.name,
             kind: desc.kind,
@@ -416,7 +422,7 @@ impl ModelBuilder {
     /// Adds a joint (and its drive).
     pub fn add_joint(&mut self, desc: JointDesc) -> Result<JointId, ModelError> {
         let name = desc.name.clone();
-        if self.joints.iter().any(|j| j.name == desc.name) {
+        if self.joint_names.contains(&desc.name) {
             return Err(ModelError::DuplicateJointName { name: desc.name });
         }
         let count = self.bodies.len();
@@ -522,6 +528,7 @@ impl ModelBuilder {
             }
             _ => None,
         };
+        self.joint_names.insert(desc.name.clone());
         self.joints.push(ModelJoint {
             name: desc.name,
             parent: desc.parent,
