@@ -399,6 +399,31 @@ pub struct Summary {
     /// The run was stopped ([`request_stop`]) before its last step: `steps` says how
     /// many were taken.
     pub interrupted: bool,
+    /// The program that ran it: `axion-cli` and its version.
+    pub program: String,
+    /// When the run ended, UTC, as `YYYY-MM-DDTHH:MM:SSZ`.
+    pub finished_utc: String,
+}
+
+/// `seconds` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (the proleptic Gregorian
+/// calendar: days to a civil date by the era arithmetic of H. Hinnant's `civil_from_days`).
+fn utc(seconds: u64) -> String {
+    let (days, rest) = ((seconds / 86_400) as i64, seconds % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
 }
 
 /// A step whose total energy rises by more than this share of the energy's scale is
@@ -1060,6 +1085,10 @@ pub fn run_model(
         energy_rise_steps: rises,
         largest_energy_rise: largest_rise,
         interrupted: taken < steps,
+        program: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        finished_utc: utc(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())),
     };
     if let Some(out) = outputs {
         let title = format!("{name}: {steps} steps of {dt} s");
@@ -1071,6 +1100,16 @@ pub fn run_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Dates of known instants (checked with Python's datetime): the epoch, a leap day,
+    /// a day of 2026, the last second of 2099.
+    #[test]
+    fn utc_dates_are_civil_dates() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_795_617_296), "2026-11-25T14:34:56Z");
+        assert_eq!(utc(4_102_444_799), "2099-12-31T23:59:59Z");
+    }
 
     /// The plotted penetration is the current one, measured afresh at every step: a
     /// stack of equal cubes at rest reads below 1e-9 m at every step. (Before the
