@@ -272,13 +272,16 @@ impl JointDesc {
         }
     }
 
-    /// Keeps range and ratings with the joint (not enforced yet).
+    /// Sets the range and ratings: the solver enforces `lower`/`upper` as a range
+    /// (`ModelJoint::range`); the effort and velocity ratings are kept, not enforced.
     pub fn limits(mut self, limits: JointLimits) -> Self {
         self.limits = Some(limits);
         self
     }
 
-    /// Keeps damping and friction with the joint (not applied yet).
+    /// Sets damping and dry friction: the damping of a revolute or prismatic joint is
+    /// applied as an implicit damper (`ModelJoint::damper`); friction is kept, not
+    /// applied.
     pub fn dynamics(mut self, dynamics: JointDynamics) -> Self {
         self.dynamics = Some(dynamics);
         self

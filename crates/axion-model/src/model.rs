@@ -74,7 +74,8 @@ pub struct ModelJoint {
     /// Range and ratings from the description; the solver enforces the range
     /// ([`range`](Self::range)), not the effort and velocity ratings.
     pub limits: Option<JointLimits>,
-    /// Damping and friction, kept from the description (not applied yet).
+    /// Damping and friction from the description: damping is applied through
+    /// [`damper`](Self::damper); friction is kept, not applied.
     pub dynamics: Option<JointDynamics>,
 }
 

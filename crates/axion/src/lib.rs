@@ -46,6 +46,11 @@ pub use axion_model::{
 };
 pub use diagnose::{InitialState, initial_state, violations};
 
+/// The README's Rust snippets, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Everything a typical program needs.
 pub mod prelude {
     pub use crate::{

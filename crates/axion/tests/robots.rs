@@ -364,8 +364,8 @@ proptest::proptest! {
     }
 }
 
-/// `<limit>` and `<dynamics>` are kept with the joints (the solver does not use them
-/// yet), and inconsistent ones are refused with the joint's name.
+/// `<limit>` and `<dynamics>` are kept with the joints (the solver enforces the range
+/// and applies the damping), and inconsistent ones are refused with the joint's name.
 #[test]
 fn urdf_limits_and_dynamics_are_kept() {
     let mut b = ModelBuilder::new();
