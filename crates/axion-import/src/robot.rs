@@ -286,8 +286,8 @@ pub(crate) struct Importer<'o> {
     pub(crate) warnings: RefCell<Vec<ImportWarning>>,
     /// Elements not read, by tag, with their lines.
     pub(crate) unread: RefCell<HashMap<String, Vec<u32>>>,
-    /// Meshes read so far, by resolved path and scale.
-    pub(crate) meshes: RefCell<HashMap<(PathBuf, [u64; 3]), MeshData>>,
+    /// Meshes read so far, by file name as written and scale.
+    pub(crate) meshes: RefCell<HashMap<(String, [u64; 3]), MeshData>>,
     /// MJCF: collisions as the file writes them (filters, parent and child, `<exclude>`
     /// pairs), and the world body is no root to warn about.
     pub(crate) as_written: bool,
@@ -1091,12 +1091,14 @@ impl<'o> Importer<'o> {
                 link.name
             )),
         };
-        let folder = self.options.file.as_deref().and_then(Path::parent);
-        let path = resolve_uri(filename, folder, &self.options.package_paths)
-            .map_err(|u| mesh_error(u.to_string()))?;
-        let key = (path.clone(), scale.data.0[0].map(f64::to_bits));
+        // Keyed by the name as written: within one description it names one file, so a
+        // mesh shared by several links is resolved (a package search) and read once.
+        let key = (filename.to_string(), scale.data.0[0].map(f64::to_bits));
         let mut meshes = self.meshes.borrow_mut();
         if !meshes.contains_key(&key) {
+            let folder = self.options.file.as_deref().and_then(Path::parent);
+            let path = resolve_uri(filename, folder, &self.options.package_paths)
+                .map_err(|u| mesh_error(u.to_string()))?;
             let mesh = load_mesh(&path, scale).map_err(|e| mesh_error(e.reason))?;
             for w in &mesh.warnings {
                 self.warn(Some(collision.line), w.clone());
