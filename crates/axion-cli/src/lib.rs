@@ -86,7 +86,7 @@ pub enum CliError {
     Robot(#[from] axion::RobotError),
     /// A scheduled drive target was refused.
     #[error("drive schedule: {0}")]
-    Schedule(#[source] axion::constraints::ConstraintError),
+    Schedule(#[source] axion::ControlError),
     /// A picture (plot or animation) could not be drawn.
     #[error("cannot draw {what}: {reason}")]
     Picture {

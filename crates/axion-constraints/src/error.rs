@@ -31,6 +31,14 @@ pub enum ConstraintError {
         /// Which gains are zero for the chosen mode.
         reason: &'static str,
     },
+    /// A parameter that must be positive is zero or negative.
+    #[error("{what} must be positive, got {value}")]
+    NotPositive {
+        /// The parameter.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+    },
 }
 
 /// Checks that `value` is finite and `≥ 0`.

@@ -277,3 +277,36 @@ fn tangent_frames() {
     let parallel = TangentFrame::new(&n, Some(&Vector3::new(0.0, 1e-6, 1.0)));
     assert!(!parallel.aligned);
 }
+
+/// A cone given a new coefficient keeps its shape: isotropic stays isotropic, an
+/// elliptic one keeps its ratio, and a negative coefficient is refused.
+#[test]
+fn a_cone_with_a_new_coefficient_keeps_its_shape() {
+    let iso = FrictionCone::isotropic(0.5)
+        .unwrap()
+        .with_coefficient(0.8)
+        .unwrap();
+    assert_eq!(iso.coefficients(), nalgebra::Vector2::new(0.8, 0.8));
+    let ell = FrictionCone::elliptic(0.4, 0.1)
+        .unwrap()
+        .with_coefficient(0.8)
+        .unwrap();
+    assert!((ell.coefficients() - nalgebra::Vector2::new(0.8, 0.2)).norm() < 1e-15);
+    let from_zero = FrictionCone::elliptic(0.0, 0.3)
+        .unwrap()
+        .with_coefficient(0.6)
+        .unwrap();
+    assert_eq!(from_zero.coefficients(), nalgebra::Vector2::new(0.6, 0.6));
+    assert!(
+        FrictionCone::isotropic(0.5)
+            .unwrap()
+            .with_coefficient(-0.1)
+            .is_err()
+    );
+    assert!(
+        FrictionCone::isotropic(0.5)
+            .unwrap()
+            .with_coefficient(f64::NAN)
+            .is_err()
+    );
+}

@@ -34,6 +34,9 @@ struct Cache {
     workers: Vec<Factorizations>,
     /// Per world, what the previous step ended with.
     previous: Vec<Previous>,
+    /// Per world with varied masses ([`Control::set_body_mass`]): the masses and the
+    /// model copy that carries them.
+    varied: Vec<Option<(Vec<Option<f64>>, Model)>>,
 }
 
 /// One sparse LU per row pattern seen (the model's rows plus the contacts' body
@@ -174,6 +177,7 @@ impl CpuBackend {
             collision,
             workers: Vec::new(),
             previous: Vec::new(),
+            varied: Vec::new(),
         });
         Ok(())
     }
@@ -206,6 +210,21 @@ impl Backend for CpuBackend {
         for (w, previous) in cache.previous.iter_mut().enumerate() {
             previous.keep_if_continued(state, w);
         }
+        cache.varied.resize_with(worlds, || None);
+        for (w, varied) in cache.varied.iter_mut().enumerate() {
+            let masses = control.world_masses(w);
+            if masses.iter().all(Option::is_none) {
+                *varied = None;
+            } else if varied.as_ref().is_none_or(|(m, _)| m != masses) {
+                let model = model
+                    .with_masses(masses)
+                    .map_err(|e| StepError::Unsupported {
+                        backend: "cpu".into(),
+                        reason: format!("the masses of world {w}: {e}"),
+                    })?;
+                *varied = Some((masses.to_vec(), model));
+            }
+        }
         let threads = match settings.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -217,12 +236,13 @@ impl Backend for CpuBackend {
         // Contiguous blocks of worlds, one per worker; each world is solved on its own.
         let per_worker = worlds.div_ceil(threads).max(1);
         let (layout, collision, previous) = (&cache.layout, &cache.collision, &cache.previous);
+        let varied = &cache.varied;
         let state_ref: &State = state;
         let job = |first: usize, factorizations: &mut Factorizations| {
             (first..(first + per_worker).min(worlds))
                 .map(|w| {
                     let world = WorldJob {
-                        model,
+                        model: varied[w].as_ref().map_or(model, |(_, m)| m),
                         layout,
                         collision,
                         settings: &settings,
@@ -297,6 +317,11 @@ impl WorldJob<'_> {
         let mut contacts = Vec::new();
         self.collision
             .detect(q0, settings.contact_margin + 2.0 * h * speed, &mut contacts);
+        if let Some(mu) = self.control.friction(w) {
+            for c in &mut contacts {
+                c.cone = c.cone.with_coefficient(mu).expect("checked by Control");
+            }
+        }
         let limits = ActiveLimit::find(self.model, q0, u0, h, settings.contact_margin);
         let integrator = if contacts.is_empty() && limits.is_empty() {
             settings.integrator

@@ -607,6 +607,11 @@ impl GpuBackend {
     /// Runs `steps` steps of length `h` on the device under `control`, without reading
     /// anything back.
     pub fn advance(&mut self, control: &Control, h: f64, steps: usize) -> Result<(), GpuError> {
+        if control.has_parameters() {
+            return Err(GpuError::UnsupportedModel {
+                reason: "per-world friction and masses (Control::set_friction, set_body_mass) are not implemented on the GPU backend yet; step this batch on the CPU backend".into(),
+            });
+        }
         let batch = self.batch.as_mut().ok_or_else(|| GpuError::Operation {
             reason: "no state on the device: upload one first".into(),
         })?;

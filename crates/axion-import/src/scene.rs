@@ -138,11 +138,13 @@ impl DriveSchedule {
         control: &mut Control,
         world: usize,
         t: f64,
-    ) -> Result<(), axion_constraints::ConstraintError> {
+    ) -> Result<(), axion_model::ControlError> {
         let (y, rate) = self.at(t);
         match control.drive(world, self.drive).mode() {
-            DriveModeKind::Position { .. } => control.set_target(world, self.drive, y, rate),
-            DriveModeKind::Velocity { .. } => control.set_target(world, self.drive, 0.0, y),
+            DriveModeKind::Position { .. } => {
+                control.set_position_target(world, self.drive, y, rate)
+            }
+            DriveModeKind::Velocity { .. } => control.set_velocity_target(world, self.drive, y),
         }
     }
 }

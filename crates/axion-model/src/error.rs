@@ -172,3 +172,36 @@ pub enum StepError {
         reason: String,
     },
 }
+
+/// A change to a [`crate::Control`] that cannot be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ControlError {
+    /// A world, drive or body index past the end.
+    #[error("{what} {index} does not exist (there are {count})")]
+    OutOfRange {
+        /// "world", "drive" or "body".
+        what: &'static str,
+        /// The index given.
+        index: usize,
+        /// How many there are.
+        count: usize,
+    },
+    /// A position target for a velocity drive, or the reverse.
+    #[error("drive {drive} is a {mode} drive: set its target with set_{mode}_target")]
+    WrongDriveMode {
+        /// The drive's index.
+        drive: usize,
+        /// Its mode: "position" or "velocity".
+        mode: &'static str,
+    },
+    /// A mass given to a static body (static bodies have none).
+    #[error("body {body} is static: it has no mass to change")]
+    StaticBody {
+        /// The body's index.
+        body: usize,
+    },
+    /// A value outside its domain (negative friction, a mass that is not positive,
+    /// a non-finite target).
+    #[error(transparent)]
+    Value(#[from] ConstraintError),
+}

@@ -26,7 +26,7 @@ pub use desc::{
     BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointDynamics, JointId, JointLimits,
     JointType, MassSpec,
 };
-pub use error::{ModelError, StepError};
+pub use error::{ControlError, ModelError, StepError};
 pub use model::{
     Body, CollisionExclusions, JointRange, Model, ModelBuilder, ModelDrive, ModelJoint,
 };

@@ -1,6 +1,7 @@
-//! Physical measures of a state: energy and joint errors.
+//! Physical measures of a state: energy, joint errors and joint coordinates.
 
-use axion_math::Pose;
+use axion_constraints::drive::CoordinateKind;
+use axion_math::{Pose, Twist};
 
 use crate::model::Model;
 use crate::state::State;
@@ -71,4 +72,52 @@ pub fn joint_errors(model: &Model, state: &State, world: usize) -> JointErrors {
         }
     }
     errors
+}
+
+/// Position and rate of a joint's coordinate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointMotion {
+    /// Angle (rad) of a revolute joint, displacement (m) of a prismatic one; 0 where
+    /// the joint frames coincide.
+    pub position: f64,
+    /// Its rate (rad/s or m/s).
+    pub velocity: f64,
+}
+
+/// The coordinate of joint `joint` of one world and its rate, $\dot q = J\,u$ with the
+/// coordinate's Jacobian; `None` for a joint without a single coordinate (fixed,
+/// ball, free). An angle lies in $[-\pi, \pi)$, or, for a joint whose enforced range
+/// crosses $\pm\pi$, within a turn around the middle of the range (as the range
+/// measures it), so it does not jump where the joint moves.
+pub fn joint_motion(
+    model: &Model,
+    state: &State,
+    world: usize,
+    joint: crate::JointId,
+) -> Option<JointMotion> {
+    let mj = &model.joints()[joint.0];
+    let (kind, axis) = mj.coordinate()?;
+    let poses = state.world_poses(world);
+    let velocities = state.world_velocities(world);
+    let (pose_parent, u_parent) = mj.parent.map_or((Pose::identity(), Twist::zeros()), |p| {
+        (poses[p.0], velocities[p.0])
+    });
+    let c = axion_constraints::drive::coordinate(
+        kind,
+        &mj.joint.frames,
+        &axis,
+        &pose_parent,
+        &poses[mj.child.0],
+    );
+    let position = match mj.range() {
+        Some(range) => range.relative(c.value) + range.reference(),
+        None => match kind {
+            CoordinateKind::Angle => axion_math::wrap_angle(c.value),
+            CoordinateKind::Displacement => c.value,
+        },
+    };
+    Some(JointMotion {
+        position,
+        velocity: c.jacobian.dot(&u_parent, &velocities[mj.child.0]),
+    })
 }

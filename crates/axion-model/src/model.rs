@@ -115,6 +115,16 @@ impl JointRange {
 }
 
 impl ModelJoint {
+    /// The joint's single coordinate and its axis (joint frame): the angle of a
+    /// revolute joint, the displacement of a prismatic one; `None` for other kinds.
+    pub fn coordinate(&self) -> Option<(CoordinateKind, UnitAxis)> {
+        match self.joint.kind {
+            JointKind::Revolute { axis } => Some((CoordinateKind::Angle, axis)),
+            JointKind::Prismatic { axis } => Some((CoordinateKind::Displacement, axis)),
+            _ => None,
+        }
+    }
+
     /// The range the solver enforces: a revolute or prismatic joint's
     /// [`limits`](Self::limits) lower and upper bounds. An angle range of a full turn
     /// or more ($\text{upper} - \text{lower} \ge 2\pi$, URDF's `continuous`, or an
@@ -122,11 +132,7 @@ impl ModelJoint {
     /// state keeps no count of turns. A prismatic joint may have one infinite bound.
     pub fn range(&self) -> Option<JointRange> {
         let l = self.limits?;
-        let (coordinate, axis) = match self.joint.kind {
-            JointKind::Revolute { axis } => (CoordinateKind::Angle, axis),
-            JointKind::Prismatic { axis } => (CoordinateKind::Displacement, axis),
-            _ => return None,
-        };
+        let (coordinate, axis) = self.coordinate()?;
         let enforced = match coordinate {
             CoordinateKind::Angle => l.upper - l.lower < std::f64::consts::TAU,
             CoordinateKind::Displacement => l.lower.is_finite() || l.upper.is_finite(),
@@ -224,6 +230,27 @@ impl Model {
     /// The joint with this name.
     pub fn joint_id(&self, name: &str) -> Option<JointId> {
         self.joints.iter().position(|j| j.name == name).map(JointId)
+    }
+
+    /// The drive of the joint with this name, if it has one.
+    pub fn drive_id(&self, joint_name: &str) -> Option<DriveId> {
+        self.joint_id(joint_name)
+            .and_then(|j| self.joints[j.0].drive)
+    }
+
+    /// This model with some bodies' masses changed (`masses[b]`: body `b`'s new mass,
+    /// `None` to keep it), each inertia scaled with its mass, $I' = I\,m'/m$ (the same
+    /// shape, uniformly denser or lighter; the centre of mass stays). Per-world masses
+    /// ([`crate::Control::set_body_mass`]) are stepped with such a copy.
+    pub fn with_masses(&self, masses: &[Option<f64>]) -> Result<Model, MathError> {
+        let mut varied = self.clone();
+        for (body, mass) in varied.bodies.iter_mut().zip(masses) {
+            if let Some(m) = *mass {
+                let old = &body.mass;
+                body.mass = MassProperties::new(m, old.inertia() * (m / old.mass()))?;
+            }
+        }
+        Ok(varied)
     }
 }
 

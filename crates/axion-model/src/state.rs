@@ -6,7 +6,7 @@ use axion_math::{Pose, Twist, Wrench, twist};
 use nalgebra::Vector3;
 
 use crate::desc::{BodyId, DriveId};
-use crate::error::ModelError;
+use crate::error::{ControlError, ModelError};
 use crate::model::Model;
 
 /// Positions, velocities and constraint forces of `worlds` copies of a model.
@@ -151,24 +151,36 @@ pub struct WorldMut<'a> {
     pub drive_forces: &'a mut [f64],
 }
 
-/// Inputs of each world for the next steps: drive targets and external wrenches.
+/// Inputs of each world for the next steps: drive targets, external wrenches, and the
+/// physical parameters a batch varies across its worlds (friction, body masses).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Control {
     worlds: usize,
     drives: Vec<Drive>,
     wrenches: Vec<Wrench>,
     bodies: usize,
+    /// Which bodies are dynamic (only those have a mass to vary).
+    dynamic: Vec<bool>,
+    /// Per world: the friction coefficient of every contact, if varied.
+    friction: Vec<Option<f64>>,
+    /// Per world and body: the body's mass, if varied.
+    masses: Vec<Option<f64>>,
 }
 
 impl Control {
-    /// The model's initial drive targets and no external force, in each world.
+    /// The model's initial drive targets, no external force and the model's own
+    /// parameters, in each world.
     pub fn new(model: &Model, worlds: usize) -> Self {
         let d: Vec<Drive> = model.drives().iter().map(|d| d.initial).collect();
+        let bodies = model.bodies().len();
         Self {
             worlds,
             drives: (0..worlds).flat_map(|_| d.iter().copied()).collect(),
-            wrenches: vec![Wrench::zeros(); worlds * model.bodies().len()],
-            bodies: model.bodies().len(),
+            wrenches: vec![Wrench::zeros(); worlds * bodies],
+            bodies,
+            dynamic: model.bodies().iter().map(|b| b.is_dynamic()).collect(),
+            friction: vec![None; worlds],
+            masses: vec![None; worlds * bodies],
         }
     }
 
@@ -177,19 +189,26 @@ impl Control {
         self.worlds
     }
 
-    fn drive_index(&self, world: usize, drive: DriveId) -> usize {
-        let n = self.drives.len() / self.worlds.max(1);
-        assert!(
-            world < self.worlds && drive.0 < n,
-            "world {world} / drive {} out of range",
-            drive.0
-        );
-        world * n + drive.0
+    fn check(what: &'static str, index: usize, count: usize) -> Result<(), ControlError> {
+        if index < count {
+            Ok(())
+        } else {
+            Err(ControlError::OutOfRange { what, index, count })
+        }
     }
 
-    /// The drive (mode, targets, gains) of one world.
+    fn drive_index(&self, world: usize, drive: DriveId) -> Result<usize, ControlError> {
+        let n = self.drives.len() / self.worlds.max(1);
+        Self::check("world", world, self.worlds)?;
+        Self::check("drive", drive.0, n)?;
+        Ok(world * n + drive.0)
+    }
+
+    /// The drive (mode, targets, gains) of one world. Panics if the world or drive
+    /// does not exist.
     pub fn drive(&self, world: usize, drive: DriveId) -> Drive {
-        self.drives[self.drive_index(world, drive)]
+        let i = self.drive_index(world, drive);
+        self.drives[i.unwrap_or_else(|e| panic!("{e}"))]
     }
 
     /// All drives of one world.
@@ -198,33 +217,67 @@ impl Control {
         &self.drives[world * n..(world + 1) * n]
     }
 
-    /// Sets a new target, keeping the drive's mode and gains (a position drive gets
-    /// `target` as position and `target_velocity` as feed-forward; a velocity drive
-    /// gets `target_velocity`).
-    pub fn set_target(
+    /// Sets a position drive's target $q^\ast$ and feed-forward velocity $\dot q^\ast$
+    /// (usually 0), keeping its gains. Errors: the drive is a velocity drive, a
+    /// non-finite value, an index out of range.
+    pub fn set_position_target(
         &mut self,
         world: usize,
         drive: DriveId,
-        target: f64,
-        target_velocity: f64,
-    ) -> Result<(), ConstraintError> {
-        let i = self.drive_index(world, drive);
+        position: f64,
+        velocity: f64,
+    ) -> Result<(), ControlError> {
+        let i = self.drive_index(world, drive)?;
         let d = self.drives[i];
         self.drives[i] = match d.mode() {
-            DriveMode::Position { .. } => Drive::position(target, target_velocity, d.ke(), d.kd())?,
-            DriveMode::Velocity { .. } => Drive::velocity(target_velocity, d.ke())?,
+            DriveMode::Position { .. } => Drive::position(position, velocity, d.ke(), d.kd())?,
+            DriveMode::Velocity { .. } => {
+                return Err(ControlError::WrongDriveMode {
+                    drive: drive.0,
+                    mode: "velocity",
+                });
+            }
+        };
+        Ok(())
+    }
+
+    /// Sets a velocity drive's target $\dot q^\ast$, keeping its gain. Errors: the drive
+    /// is a position drive, a non-finite value, an index out of range.
+    pub fn set_velocity_target(
+        &mut self,
+        world: usize,
+        drive: DriveId,
+        velocity: f64,
+    ) -> Result<(), ControlError> {
+        let i = self.drive_index(world, drive)?;
+        let d = self.drives[i];
+        self.drives[i] = match d.mode() {
+            DriveMode::Velocity { .. } => Drive::velocity(velocity, d.ke())?,
+            DriveMode::Position { .. } => {
+                return Err(ControlError::WrongDriveMode {
+                    drive: drive.0,
+                    mode: "position",
+                });
+            }
         };
         Ok(())
     }
 
     /// Replaces a drive (mode, targets and gains).
-    pub fn set_drive(&mut self, world: usize, drive: DriveId, value: Drive) {
-        let i = self.drive_index(world, drive);
+    pub fn set_drive(
+        &mut self,
+        world: usize,
+        drive: DriveId,
+        value: Drive,
+    ) -> Result<(), ControlError> {
+        let i = self.drive_index(world, drive)?;
         self.drives[i] = value;
+        Ok(())
     }
 
     /// External force and torque at a body's centre of mass (world frame), applied
-    /// during every following step until changed.
+    /// during every following step until changed. Panics if the world or body does
+    /// not exist.
     pub fn set_wrench(
         &mut self,
         world: usize,
@@ -243,5 +296,62 @@ impl Control {
     /// External wrenches of one world, per body.
     pub fn world_wrenches(&self, world: usize) -> &[Wrench] {
         &self.wrenches[world * self.bodies..(world + 1) * self.bodies]
+    }
+
+    /// Gives every contact of `world` the Coulomb coefficient `mu` in place of the one
+    /// its materials combine to (an anisotropic contact keeps its ratio across the
+    /// axis, see [`FrictionCone::with_coefficient`](axion_constraints::friction::FrictionCone::with_coefficient));
+    /// `None` returns to the materials'. Errors: `mu` negative or not finite.
+    pub fn set_friction(&mut self, world: usize, mu: Option<f64>) -> Result<(), ControlError> {
+        Self::check("world", world, self.worlds)?;
+        if let Some(mu) = mu {
+            axion_constraints::friction::FrictionCone::isotropic(mu)?;
+        }
+        self.friction[world] = mu;
+        Ok(())
+    }
+
+    /// The friction coefficient given to every contact of `world`, if varied.
+    pub fn friction(&self, world: usize) -> Option<f64> {
+        self.friction[world]
+    }
+
+    /// Gives a dynamic body of `world` the mass `mass` (kg), its inertia scaled by the
+    /// same factor (the same shape, uniformly denser or lighter); `None` returns to
+    /// the model's. Errors: a static body, a mass that is not positive and finite.
+    pub fn set_body_mass(
+        &mut self,
+        world: usize,
+        body: BodyId,
+        mass: Option<f64>,
+    ) -> Result<(), ControlError> {
+        Self::check("world", world, self.worlds)?;
+        Self::check("body", body.0, self.bodies)?;
+        if !self.dynamic[body.0] {
+            return Err(ControlError::StaticBody { body: body.0 });
+        }
+        if let Some(m) = mass {
+            axion_math::error::ensure_finite("mass", m).map_err(ConstraintError::from)?;
+            if m <= 0.0 {
+                return Err(ConstraintError::NotPositive {
+                    what: "mass",
+                    value: m,
+                }
+                .into());
+            }
+        }
+        self.masses[world * self.bodies + body.0] = mass;
+        Ok(())
+    }
+
+    /// The varied masses of one world, per body (`None`: the model's).
+    pub fn world_masses(&self, world: usize) -> &[Option<f64>] {
+        &self.masses[world * self.bodies..(world + 1) * self.bodies]
+    }
+
+    /// Whether any world has a varied friction or mass (backends that cannot vary
+    /// them refuse to step).
+    pub fn has_parameters(&self) -> bool {
+        self.friction.iter().any(Option::is_some) || self.masses.iter().any(Option::is_some)
     }
 }

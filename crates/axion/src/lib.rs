@@ -38,11 +38,12 @@ pub use axion_import::{
     parse_scene_in,
 };
 pub use axion_math as math;
-pub use axion_model::measure::{Energy, JointErrors};
+pub use axion_model::measure::{Energy, JointErrors, JointMotion};
 pub use axion_model::{
-    Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, DriveDesc, DriveId,
-    Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange, JointType, Material,
-    Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError, StepReport, StepStats,
+    Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, ControlError,
+    DriveDesc, DriveId, Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange,
+    JointType, Material, Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError,
+    StepReport, StepStats,
 };
 pub use diagnose::{InitialState, initial_state, violations};
 
@@ -332,5 +333,22 @@ impl Simulator {
     /// Largest joint errors of a world.
     pub fn joint_errors(&self, world: usize) -> JointErrors {
         axion_model::measure::joint_errors(&self.model, &self.state, world)
+    }
+    /// A joint's coordinate (angle or displacement) and its rate in a world; `None`
+    /// for a joint without a single coordinate (fixed, ball, free). See
+    /// [`axion_model::measure::joint_motion`].
+    pub fn joint_motion(&self, world: usize, joint: JointId) -> Option<JointMotion> {
+        axion_model::measure::joint_motion(&self.model, &self.state, world, joint)
+    }
+    /// A drive's force (N or N·m, along its coordinate) in the last step of a world.
+    pub fn drive_force(&self, world: usize, drive: DriveId) -> f64 {
+        self.state.drive_forces(world)[drive.0]
+    }
+    /// Puts every world back in the model's initial state at time 0 (the control,
+    /// targets and parameters included, is kept).
+    pub fn reset(&mut self) -> Result<(), SimError> {
+        self.state = State::new(&self.model, self.state.worlds())?;
+        self.last = StepReport::default();
+        Ok(())
     }
 }

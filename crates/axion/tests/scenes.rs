@@ -287,7 +287,7 @@ fn cartpole_tracks_and_swings() {
         let mean = (y(&sim) - y0) / (sim.time() - t0);
         // Stop the cart; measure the pole's swing.
         sim.control_mut()
-            .set_target(0, DriveId(0), 0.0, 0.0)
+            .set_velocity_target(0, DriveId(0), 0.0)
             .unwrap();
         let angle = |s: &Simulator| {
             let p = s.state().com_pose(0, pole).translation.vector

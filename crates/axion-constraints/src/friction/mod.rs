@@ -59,6 +59,18 @@ impl FrictionCone {
         })
     }
 
+    /// The same cone shape with $\mu_1 = \mu$ (an isotropic cone becomes isotropic with
+    /// $\mu$; an elliptic one keeps its ratio, $\mu_2 = \mu\thinspace\mu_2/\mu_1$, or
+    /// becomes isotropic if $\mu_1 = 0$). Errors: $\mu$ negative or not finite.
+    pub fn with_coefficient(&self, mu: f64) -> Result<Self, ConstraintError> {
+        let ratio = if self.mu.x > 0.0 {
+            self.mu.y / self.mu.x
+        } else {
+            1.0
+        };
+        Self::elliptic(mu, mu * ratio)
+    }
+
     /// $(\mu_1, \mu_2)$.
     pub fn coefficients(&self) -> Vector2<f64> {
         self.mu
