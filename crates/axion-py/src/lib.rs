@@ -1,0 +1,804 @@
+//! Python bindings of axion-rs: the `axion._axion` extension module behind the `axion`
+//! Python package (`crates/axion-py/python/axion`).
+//!
+//! A `Model` (`PyModel`) is loaded from a file (URDF, MJCF, scene file) or built from a
+//! built-in scene; a `Simulator` (`PySimulator`) steps a batch of its worlds and reads and writes
+//! them as numpy arrays shaped `(worlds, …)`. Array outputs are fresh arrays (poses
+//! are converted from the centre-of-mass poses the solver keeps to the reference
+//! frames the user placed, so there is nothing to share without a copy); inputs are
+//! read in place. Every error of the library becomes an [`AxionError`] (or a
+//! `ValueError`/`IndexError`/`KeyError` for a badly shaped argument) with the
+//! library's message.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use axion::math::Pose;
+use axion::{BackendChoice, BodyId, DriveId, JointId, Model, SolverSettings, State};
+use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
+use numpy::ndarray::{Array1, Array2, Array3, ArrayViewD, IxDyn};
+use numpy::{AllowTypeChange, IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayLikeDyn};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyIndexError, PyKeyError, PyUserWarning, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(
+    _axion,
+    AxionError,
+    PyException,
+    "An error of axion-rs: a model, file, state or step it cannot take, with its message."
+);
+
+/// Any library error as an [`AxionError`] carrying its message.
+fn axion_err(e: impl std::fmt::Display) -> PyErr {
+    AxionError::new_err(e.to_string())
+}
+
+/// A body, joint or drive given by index or by name.
+#[derive(FromPyObject)]
+enum Key {
+    Index(usize),
+    Name(String),
+}
+
+/// A model: bodies, joints, drives and their collision shapes. Load one with
+/// `Model.load`, or build a built-in scene (`Model.pendulum()`, `Model.incline(…)`, …).
+#[pyclass(name = "Model", module = "axion", frozen)]
+struct PyModel {
+    model: Model,
+    /// The time step a scene file asks for.
+    dt: Option<f64>,
+    warnings: Vec<String>,
+}
+
+impl PyModel {
+    fn built(model: Result<Model, impl std::fmt::Display>) -> PyResult<Self> {
+        Ok(Self {
+            model: model.map_err(axion_err)?,
+            dt: None,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn body(&self, key: Key) -> PyResult<BodyId> {
+        let n = self.model.bodies().len();
+        match key {
+            Key::Index(i) if i < n => Ok(BodyId(i)),
+            Key::Index(i) => Err(PyIndexError::new_err(format!(
+                "body {i} does not exist (the model has {n})"
+            ))),
+            Key::Name(name) => self
+                .model
+                .body_id(&name)
+                .ok_or_else(|| PyKeyError::new_err(format!("no body is named {name:?}"))),
+        }
+    }
+
+    /// A drive by index, or by the name of the joint it drives.
+    fn drive(&self, key: Key) -> PyResult<DriveId> {
+        let n = self.model.drives().len();
+        match key {
+            Key::Index(i) if i < n => Ok(DriveId(i)),
+            Key::Index(i) => Err(PyIndexError::new_err(format!(
+                "drive {i} does not exist (the model has {n})"
+            ))),
+            Key::Name(name) => self
+                .model
+                .drive_id(&name)
+                .ok_or_else(|| PyKeyError::new_err(format!("no joint named {name:?} has a drive"))),
+        }
+    }
+}
+
+#[pymethods]
+impl PyModel {
+    /// Loads a robot (URDF or MJCF, told apart by content) or a scene file (`.toml`,
+    /// `.json`). A robot is set up as `axion run` sets it up: on flat ground (μ 0.8)
+    /// with its lowest point 1 mm above it, or bolted to the world with
+    /// `fixed_base=True`; `package_paths` are searched for `package://` meshes before
+    /// `ROS_PACKAGE_PATH`. What the import repaired or left out is in `warnings` (and
+    /// issued as one Python warning).
+    #[staticmethod]
+    #[pyo3(signature = (path, *, fixed_base=false, self_collision=false, package_paths=Vec::new()))]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        fixed_base: bool,
+        self_collision: bool,
+        package_paths: Vec<PathBuf>,
+    ) -> PyResult<Self> {
+        let (model, dt, warnings, schedules) = if axion_cli::is_robot(&path) {
+            let setup = axion_cli::RobotSetup {
+                fixed_base,
+                package_paths,
+                self_collision,
+            };
+            let (model, imported) = axion_cli::robot_model(&path, &setup).map_err(axion_err)?;
+            (model, None, imported.warnings, 0)
+        } else {
+            let scene = axion::load_scene(&path).map_err(axion_err)?;
+            let schedules = scene.schedules.len();
+            (
+                scene.model,
+                Some(scene.settings.dt),
+                scene.warnings,
+                schedules,
+            )
+        };
+        let mut warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        if schedules > 0 {
+            warnings.push(format!(
+                "{}: {schedules} drive schedule(s) (`targets = [[t, value], …]`) are applied by the axion command, not by the Python Simulator: set targets with set_position_targets / set_velocity_targets",
+                path.display()
+            ));
+        }
+        if !warnings.is_empty() {
+            let text = std::ffi::CString::new(warnings.join("\n").replace('\0', " "))
+                .expect("NULs replaced");
+            PyErr::warn(py, &py.get_type::<PyUserWarning>(), &text, 1)?;
+        }
+        Ok(Self {
+            model,
+            dt,
+            warnings,
+        })
+    }
+
+    /// A built-in demo by the name `axion demo --list` prints (e.g. "double-pendulum",
+    /// "skid-steer", "pyramid").
+    #[staticmethod]
+    fn demo(name: &str) -> PyResult<Self> {
+        let demo = axion_cli::find(name).map_err(|e| PyKeyError::new_err(e.to_string()))?;
+        let mut model = Self::built(demo.model())?;
+        model.dt = Some(demo.dt);
+        Ok(model)
+    }
+
+    /// The names of the built-in demos.
+    #[staticmethod]
+    fn demo_names() -> Vec<&'static str> {
+        axion_cli::names()
+    }
+
+    /// A 1 kg point mass on a 1 m massless rod, hinged about y and released horizontal.
+    #[staticmethod]
+    fn pendulum() -> PyResult<Self> {
+        Self::built(axion::scenes::pendulum())
+    }
+
+    /// A 1 m, 1 kg cube resting on the ground with friction `mu` (both), on a slope of
+    /// `angle` rad made by tilting gravity: the cube slides along +x when
+    /// tan(angle) > mu.
+    #[staticmethod]
+    fn incline(angle: f64, mu: f64) -> PyResult<Self> {
+        Self::built(axion::scenes::incline(angle, mu))
+    }
+
+    /// A 240 kg cart on a prismatic joint along y with a velocity drive (gain 1000)
+    /// at `cart_velocity` m/s, and a 20 kg, 2 m pole hanging from it on a free hinge.
+    #[staticmethod]
+    #[pyo3(signature = (cart_velocity=0.0))]
+    fn cartpole(cart_velocity: f64) -> PyResult<Self> {
+        Self::built(axion::scenes::cartpole(cart_velocity))
+    }
+
+    /// The three-wheeled skid-steer robot on the ground (μ 0.7), its wheel joints
+    /// (`left_joint`, `right_joint`, `rear_joint`) with velocity drives (gain 150) at
+    /// the given rad/s; the chassis is the body `chassis`.
+    #[staticmethod]
+    #[pyo3(signature = (left=0.0, right=0.0, rear=0.0))]
+    fn skid_steer(left: f64, right: f64, rear: f64) -> PyResult<Self> {
+        Self::built(axion::scenes::skid_steer([left, right, rear]))
+    }
+
+    /// `n` unit cubes (1 m, 1 kg) stacked on the ground, μ 0.8.
+    #[staticmethod]
+    fn stack(n: usize) -> PyResult<Self> {
+        Self::built(axion::scenes::stack(n))
+    }
+
+    /// A 1 kg ball (radius 0.1 m) dropped from 2 m onto the ground with the given
+    /// restitution.
+    #[staticmethod]
+    #[pyo3(signature = (restitution=0.0))]
+    fn drop(restitution: f64) -> PyResult<Self> {
+        Self::built(axion::scenes::drop(restitution))
+    }
+
+    /// Body names, indexed like the bodies of every array.
+    #[getter]
+    fn body_names(&self) -> Vec<String> {
+        self.model.bodies().iter().map(|b| b.name.clone()).collect()
+    }
+
+    /// Joint names, indexed like the joints of every array.
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        self.model.joints().iter().map(|j| j.name.clone()).collect()
+    }
+
+    /// For each drive, the name of the joint it drives.
+    #[getter]
+    fn drive_names(&self) -> Vec<String> {
+        self.model
+            .drives()
+            .iter()
+            .map(|d| self.model.joints()[d.joint.0].name.clone())
+            .collect()
+    }
+
+    /// For each drive, "position" or "velocity" (which `set_*_targets` it takes).
+    #[getter]
+    fn drive_modes(&self) -> Vec<&'static str> {
+        self.model
+            .drives()
+            .iter()
+            .map(|d| match d.initial.mode() {
+                axion::constraints::drive::DriveMode::Position { .. } => "position",
+                axion::constraints::drive::DriveMode::Velocity { .. } => "velocity",
+            })
+            .collect()
+    }
+
+    /// Each body's mass (kg; 0 for a static body).
+    #[getter]
+    fn body_masses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let m: Array1<f64> = self
+            .model
+            .bodies()
+            .iter()
+            .map(|b| if b.is_dynamic() { b.mass.mass() } else { 0.0 })
+            .collect();
+        m.into_pyarray(py)
+    }
+
+    /// The time step the scene file or demo asks for (s), if any.
+    #[getter]
+    fn dt(&self) -> Option<f64> {
+        self.dt
+    }
+
+    /// What the import repaired or left out, one message a line with file and line.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<axion.Model: {} bodies, {} joints, {} drives>",
+            self.model.bodies().len(),
+            self.model.joints().len(),
+            self.model.drives().len()
+        )
+    }
+}
+
+/// `worlds` copies of a model stepped together by `dt` seconds on one backend.
+#[pyclass(name = "Simulator", module = "axion", frozen)]
+struct PySimulator {
+    sim: Mutex<axion::Simulator>,
+    model: Py<PyModel>,
+}
+
+impl PySimulator {
+    fn sim(&self) -> MutexGuard<'_, axion::Simulator> {
+        // A panic inside a step cannot leave a half-written state the caller could see
+        // as valid: the backend writes a world only from a finished solve.
+        self.sim
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// `value` (a scalar, one row of `k`, or `worlds × k`) as a `worlds × k` view.
+fn per_world<'a>(
+    value: &'a ArrayViewD<'a, f64>,
+    worlds: usize,
+    k: usize,
+    what: &str,
+) -> PyResult<ArrayViewD<'a, f64>> {
+    value.broadcast(IxDyn(&[worlds, k])).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{what}: shape {:?} does not broadcast to (worlds, {k}) = ({worlds}, {k})",
+            value.shape()
+        ))
+    })
+}
+
+/// A pose as x, y, z, qx, qy, qz, qw.
+fn pose_row(pose: &Pose) -> [f64; 7] {
+    let (t, q) = (pose.translation.vector, pose.rotation.quaternion());
+    [t.x, t.y, t.z, q.i, q.j, q.k, q.w]
+}
+
+#[pymethods]
+impl PySimulator {
+    /// `worlds` copies of `model` stepped by `dt` s (the model's own time step if
+    /// omitted, else 0.01) on `backend`: "cpu" (f64 reference), "gpu" (f32, wgpu; an
+    /// error without an adapter) or "auto" (the GPU for large batches on a hardware
+    /// adapter). `threads` = 0 steps the worlds on every core.
+    #[new]
+    #[pyo3(signature = (model, worlds=1, dt=None, backend="cpu", threads=0))]
+    fn new(
+        py: Python<'_>,
+        model: Py<PyModel>,
+        worlds: usize,
+        dt: Option<f64>,
+        backend: &str,
+        threads: usize,
+    ) -> PyResult<Self> {
+        let m = model.get();
+        let dt = dt.or(m.dt).unwrap_or(0.01);
+        let choice = match backend {
+            "cpu" => BackendChoice::CpuWith(SolverSettings {
+                threads,
+                ..SolverSettings::default()
+            }),
+            "gpu" => BackendChoice::Gpu,
+            "auto" => BackendChoice::Auto,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "backend {other:?}: expected \"cpu\", \"gpu\" or \"auto\""
+                )));
+            }
+        };
+        let sim = axion::Simulator::new(m.model.clone(), worlds, dt, choice).map_err(axion_err)?;
+        let _ = py;
+        Ok(Self {
+            sim: Mutex::new(sim),
+            model,
+        })
+    }
+
+    /// Advances every world by `steps` steps, without holding the GIL while it
+    /// computes. Ctrl-C (KeyboardInterrupt) stops after the current step, the state
+    /// that of the last finished step. Returns a summary: steps, converged_steps
+    /// (every world converged), mean_iterations, max_iterations, wall_seconds.
+    #[pyo3(signature = (steps=1))]
+    fn step<'py>(&self, py: Python<'py>, steps: usize) -> PyResult<Bound<'py, PyDict>> {
+        let mut sim = self.sim();
+        let start = Instant::now();
+        let (mut converged, mut iterations, mut max_iterations, mut world_steps) =
+            (0usize, 0usize, 0usize, 0usize);
+        for _ in 0..steps {
+            let simulator: &mut axion::Simulator = &mut sim;
+            let report = py.detach(|| simulator.step().cloned()).map_err(axion_err)?;
+            converged += usize::from(report.all_converged());
+            max_iterations = max_iterations.max(report.max_iterations());
+            iterations += report.worlds.iter().map(|s| s.iterations).sum::<usize>();
+            world_steps += report.worlds.len();
+            py.check_signals()?;
+        }
+        let summary = PyDict::new(py);
+        summary.set_item("steps", steps)?;
+        summary.set_item("converged_steps", converged)?;
+        summary.set_item(
+            "mean_iterations",
+            iterations as f64 / world_steps.max(1) as f64,
+        )?;
+        summary.set_item("max_iterations", max_iterations)?;
+        summary.set_item("wall_seconds", start.elapsed().as_secs_f64())?;
+        Ok(summary)
+    }
+
+    /// The model.
+    #[getter]
+    fn model(&self, py: Python<'_>) -> Py<PyModel> {
+        self.model.clone_ref(py)
+    }
+
+    /// Number of worlds.
+    #[getter]
+    fn worlds(&self) -> usize {
+        self.sim().state().worlds()
+    }
+
+    /// Simulated time (s).
+    #[getter]
+    fn time(&self) -> f64 {
+        self.sim().time()
+    }
+
+    /// The time step (s).
+    #[getter]
+    fn dt(&self) -> f64 {
+        self.sim().dt()
+    }
+
+    /// The backend's name and why it was chosen.
+    #[getter]
+    fn backend(&self) -> String {
+        let sim = self.sim();
+        format!("{} ({})", sim.backend_name(), sim.backend_reason())
+    }
+
+    /// Body poses in their reference frames, `(worlds, bodies, 7)`: x, y, z, qx, qy,
+    /// qz, qw (world frame, unit quaternion).
+    fn body_poses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
+        let sim = self.sim();
+        let (model, state) = (sim.model(), sim.state());
+        let (w, b) = (state.worlds(), model.bodies().len());
+        Array3::from_shape_fn((w, b, 7), |(wi, bi, k)| {
+            pose_row(&state.body_pose(model, wi, BodyId(bi)))[k]
+        })
+        .into_pyarray(py)
+    }
+
+    /// Body velocities, `(worlds, bodies, 6)`: the centre of mass's linear velocity
+    /// vx, vy, vz and the angular velocity wx, wy, wz, both in the world frame.
+    fn body_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
+        let sim = self.sim();
+        let state = sim.state();
+        let (w, b) = (state.worlds(), state.body_count());
+        Array3::from_shape_fn((w, b, 6), |(wi, bi, k)| state.velocity(wi, BodyId(bi))[k])
+            .into_pyarray(py)
+    }
+
+    /// Joint coordinates, `(worlds, joints)`: the angle (rad) of a revolute joint, the
+    /// displacement (m) of a prismatic one, NaN for joints without a single
+    /// coordinate (fixed, ball, free).
+    fn joint_positions<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        self.joint_array(py, |m| m.position)
+    }
+
+    /// Joint rates, `(worlds, joints)` (rad/s or m/s; NaN as in `joint_positions`).
+    fn joint_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        self.joint_array(py, |m| m.velocity)
+    }
+
+    /// Drive forces of the last step, `(worlds, drives)` (N or N·m along each
+    /// drive's coordinate).
+    fn drive_forces<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        let sim = self.sim();
+        let (w, d) = (sim.state().worlds(), sim.model().drives().len());
+        Array2::from_shape_fn((w, d), |(wi, di)| sim.drive_force(wi, DriveId(di))).into_pyarray(py)
+    }
+
+    /// Each world's kinetic plus gravitational energy (J), `(worlds,)`.
+    fn energy<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let sim = self.sim();
+        Array1::from_shape_fn(sim.state().worlds(), |w| sim.energy(w).total()).into_pyarray(py)
+    }
+
+    /// Statistics of the last step, per world: iterations, converged, the residuals
+    /// (dynamics, joints, drives, contacts, friction; in m/s, m or rad) and
+    /// contact_count, each an array of length `worlds`.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let sim = self.sim();
+        let worlds = &sim.last_report().worlds;
+        let d = PyDict::new(py);
+        let column =
+            |f: fn(&axion::StepStats) -> f64| -> Array1<f64> { worlds.iter().map(f).collect() };
+        d.set_item(
+            "iterations",
+            worlds
+                .iter()
+                .map(|s| s.iterations as u64)
+                .collect::<Array1<u64>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "converged",
+            worlds
+                .iter()
+                .map(|s| s.converged)
+                .collect::<Array1<bool>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item("dynamics", column(|s| s.dynamics).into_pyarray(py))?;
+        d.set_item("joints", column(|s| s.joints).into_pyarray(py))?;
+        d.set_item("drives", column(|s| s.drives).into_pyarray(py))?;
+        d.set_item("contacts", column(|s| s.contacts).into_pyarray(py))?;
+        d.set_item("friction", column(|s| s.friction).into_pyarray(py))?;
+        d.set_item(
+            "contact_count",
+            worlds
+                .iter()
+                .map(|s| s.contact_count as u64)
+                .collect::<Array1<u64>>()
+                .into_pyarray(py),
+        )?;
+        Ok(d)
+    }
+
+    /// Sets position drives' targets: `positions` (and the feed-forward `velocities`,
+    /// default 0) are a scalar, one value per listed drive, or `(worlds, drives)`.
+    /// `drives` lists drives by index or by joint name (default: every drive). A
+    /// velocity drive in the list is an error.
+    #[pyo3(signature = (positions, velocities=None, drives=None))]
+    fn set_position_targets(
+        &self,
+        positions: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
+        velocities: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
+        drives: Option<Vec<Key>>,
+    ) -> PyResult<()> {
+        let drives = self.drives(drives)?;
+        let mut sim = self.sim();
+        let worlds = sim.state().worlds();
+        let p = positions.as_array();
+        let p = per_world(&p, worlds, drives.len(), "positions")?;
+        let zero = numpy::ndarray::ArrayD::<f64>::zeros(IxDyn(&[]));
+        let v_owned = velocities.as_ref().map(|v| v.as_array());
+        let v_view = v_owned.as_ref().map_or(zero.view(), |v| v.view());
+        let v = per_world(&v_view, worlds, drives.len(), "velocities")?;
+        for w in 0..worlds {
+            for (k, &d) in drives.iter().enumerate() {
+                sim.control_mut()
+                    .set_position_target(w, d, p[[w, k]], v[[w, k]])
+                    .map_err(axion_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets velocity drives' targets: `velocities` is a scalar, one value per listed
+    /// drive, or `(worlds, drives)`; `drives` as in `set_position_targets`. A position
+    /// drive in the list is an error.
+    #[pyo3(signature = (velocities, drives=None))]
+    fn set_velocity_targets(
+        &self,
+        velocities: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
+        drives: Option<Vec<Key>>,
+    ) -> PyResult<()> {
+        let drives = self.drives(drives)?;
+        let mut sim = self.sim();
+        let worlds = sim.state().worlds();
+        let v = velocities.as_array();
+        let v = per_world(&v, worlds, drives.len(), "velocities")?;
+        for w in 0..worlds {
+            for (k, &d) in drives.iter().enumerate() {
+                sim.control_mut()
+                    .set_velocity_target(w, d, v[[w, k]])
+                    .map_err(axion_err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the external force (N) and torque (N·m) at listed bodies' centres of mass,
+    /// world frame, applied in every following step until changed: `forces` and
+    /// `torques` (default 0) broadcast to `(worlds, bodies, 3)`; `bodies` lists bodies
+    /// by index or name (default: every body).
+    #[pyo3(signature = (forces, torques=None, bodies=None))]
+    fn set_wrenches(
+        &self,
+        forces: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
+        torques: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
+        bodies: Option<Vec<Key>>,
+    ) -> PyResult<()> {
+        let m = self.model.get();
+        let bodies: Vec<BodyId> = match bodies {
+            Some(keys) => keys
+                .into_iter()
+                .map(|k| m.body(k))
+                .collect::<PyResult<_>>()?,
+            None => (0..m.model.bodies().len()).map(BodyId).collect(),
+        };
+        let mut sim = self.sim();
+        let worlds = sim.state().worlds();
+        let shape = IxDyn(&[worlds, bodies.len(), 3]);
+        let f = forces.as_array();
+        let f = f.broadcast(shape.clone()).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "forces: shape {:?} does not broadcast to (worlds, bodies, 3) = ({worlds}, {}, 3)",
+                f.shape(),
+                bodies.len()
+            ))
+        })?;
+        let zero = numpy::ndarray::ArrayD::<f64>::zeros(IxDyn(&[]));
+        let t_owned = torques.as_ref().map(|t| t.as_array());
+        let t_view = t_owned.as_ref().map_or(zero.view(), |t| t.view());
+        let t = t_view.broadcast(shape).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "torques: shape {:?} does not broadcast to (worlds, bodies, 3)",
+                t_view.shape()
+            ))
+        })?;
+        for w in 0..worlds {
+            for (k, &b) in bodies.iter().enumerate() {
+                let v = |a: &ArrayViewD<'_, f64>| {
+                    Vector3::new(a[[w, k, 0]], a[[w, k, 1]], a[[w, k, 2]])
+                };
+                let (force, torque) = (v(&f), v(&t));
+                if !(force.iter().chain(torque.iter()).all(|x| x.is_finite())) {
+                    return Err(PyValueError::new_err(format!(
+                        "the wrench on body {} of world {w} is not finite",
+                        b.0
+                    )));
+                }
+                sim.control_mut().set_wrench(w, b, force, torque);
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives every contact of each world the friction coefficient `mu` (a scalar or
+    /// one per world; NaN or None: the materials' own, as the model describes).
+    fn set_friction(&self, mu: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>) -> PyResult<()> {
+        let mut sim = self.sim();
+        let worlds = sim.state().worlds();
+        let nan = numpy::ndarray::ArrayD::<f64>::from_elem(IxDyn(&[]), f64::NAN);
+        let owned = mu.as_ref().map(|m| m.as_array());
+        let view = owned.as_ref().map_or(nan.view(), |m| m.view());
+        let mu = view.broadcast(IxDyn(&[worlds])).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "mu: shape {:?} does not broadcast to (worlds,) = ({worlds},)",
+                view.shape()
+            ))
+        })?;
+        for (w, &m) in mu.iter().enumerate() {
+            sim.control_mut()
+                .set_friction(w, (!m.is_nan()).then_some(m))
+                .map_err(axion_err)?;
+        }
+        Ok(())
+    }
+
+    /// Gives a dynamic body (index or name) of each world the mass `mass` kg (a scalar
+    /// or one per world; NaN or None: the model's), its inertia scaled with it.
+    fn set_body_mass(
+        &self,
+        body: Key,
+        mass: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<()> {
+        let body = self.model.get().body(body)?;
+        let mut sim = self.sim();
+        let worlds = sim.state().worlds();
+        let nan = numpy::ndarray::ArrayD::<f64>::from_elem(IxDyn(&[]), f64::NAN);
+        let owned = mass.as_ref().map(|m| m.as_array());
+        let view = owned.as_ref().map_or(nan.view(), |m| m.view());
+        let mass = view.broadcast(IxDyn(&[worlds])).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "mass: shape {:?} does not broadcast to (worlds,) = ({worlds},)",
+                view.shape()
+            ))
+        })?;
+        for (w, &m) in mass.iter().enumerate() {
+            sim.control_mut()
+                .set_body_mass(w, body, (!m.is_nan()).then_some(m))
+                .map_err(axion_err)?;
+        }
+        Ok(())
+    }
+
+    /// Puts worlds back in the model's initial state: the listed ones (indices), or
+    /// all of them and the time to 0 when `worlds` is omitted. Targets, wrenches and
+    /// parameters are kept.
+    #[pyo3(signature = (worlds=None))]
+    fn reset(&self, worlds: Option<Vec<usize>>) -> PyResult<()> {
+        let mut sim = self.sim();
+        let Some(list) = worlds else {
+            return sim.reset().map_err(axion_err);
+        };
+        let n = sim.state().worlds();
+        if let Some(&bad) = list.iter().find(|&&w| w >= n) {
+            return Err(PyIndexError::new_err(format!(
+                "world {bad} does not exist (there are {n})"
+            )));
+        }
+        let initial = State::new(sim.model(), 1).map_err(axion_err)?;
+        for w in list {
+            let world = sim.state_mut().world_mut(w);
+            world.poses.copy_from_slice(initial.world_poses(0));
+            world
+                .velocities
+                .copy_from_slice(initial.world_velocities(0));
+            world.joint_forces.fill(0.0);
+            world.drive_forces.fill(0.0);
+        }
+        Ok(())
+    }
+
+    /// Sets body poses (reference frames; x, y, z, qx, qy, qz, qw, the quaternion
+    /// normalised here) and optionally velocities (vx, vy, vz, wx, wy, wz), each
+    /// `(worlds, bodies, 7 or 6)` as `body_poses` and `body_velocities` return them.
+    #[pyo3(signature = (poses, velocities=None))]
+    fn set_state(
+        &self,
+        poses: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
+        velocities: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<()> {
+        let mut sim = self.sim();
+        let (w, b) = (sim.state().worlds(), sim.model().bodies().len());
+        let p = poses.as_array();
+        if p.shape() != [w, b, 7] {
+            return Err(PyValueError::new_err(format!(
+                "poses: shape {:?}, expected (worlds, bodies, 7) = ({w}, {b}, 7)",
+                p.shape()
+            )));
+        }
+        if let Some(v) = &velocities
+            && v.as_array().shape() != [w, b, 6]
+        {
+            return Err(PyValueError::new_err(format!(
+                "velocities: shape {:?}, expected (worlds, bodies, 6) = ({w}, {b}, 6)",
+                v.as_array().shape()
+            )));
+        }
+        if p.iter().any(|x| !x.is_finite()) {
+            return Err(PyValueError::new_err("poses contain NaN or infinity"));
+        }
+        let mut new_poses = Vec::with_capacity(w * b);
+        for wi in 0..w {
+            for bi in 0..b {
+                let r = |k: usize| p[[wi, bi, k]];
+                let q = Quaternion::new(r(6), r(3), r(4), r(5));
+                if q.norm() < 1e-12 {
+                    return Err(PyValueError::new_err(format!(
+                        "the quaternion of body {bi} in world {wi} is zero"
+                    )));
+                }
+                new_poses.push(Isometry3::from_parts(
+                    Translation3::new(r(0), r(1), r(2)),
+                    UnitQuaternion::from_quaternion(q),
+                ));
+            }
+        }
+        let model = sim.model().clone();
+        for (i, pose) in new_poses.into_iter().enumerate() {
+            sim.state_mut()
+                .set_body_pose(&model, i / b, BodyId(i % b), pose);
+        }
+        if let Some(v) = velocities {
+            let v = v.as_array();
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(PyValueError::new_err("velocities contain NaN or infinity"));
+            }
+            for wi in 0..w {
+                for bi in 0..b {
+                    let twist = axion::math::Twist::from_fn(|k, _| v[[wi, bi, k]]);
+                    sim.state_mut().set_velocity(wi, BodyId(bi), twist);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        let sim = self.sim();
+        format!(
+            "<axion.Simulator: {} worlds, dt {} s, t = {} s, {}>",
+            sim.state().worlds(),
+            sim.dt(),
+            sim.time(),
+            sim.backend_name()
+        )
+    }
+}
+
+impl PySimulator {
+    fn drives(&self, keys: Option<Vec<Key>>) -> PyResult<Vec<DriveId>> {
+        let m = self.model.get();
+        match keys {
+            Some(keys) => keys.into_iter().map(|k| m.drive(k)).collect(),
+            None => Ok((0..m.model.drives().len()).map(DriveId).collect()),
+        }
+    }
+
+    fn joint_array<'py>(
+        &self,
+        py: Python<'py>,
+        part: fn(&axion::JointMotion) -> f64,
+    ) -> Bound<'py, PyArray2<f64>> {
+        let sim = self.sim();
+        let (w, j) = (sim.state().worlds(), sim.model().joints().len());
+        Array2::from_shape_fn((w, j), |(wi, ji)| {
+            sim.joint_motion(wi, JointId(ji))
+                .map_or(f64::NAN, |m| part(&m))
+        })
+        .into_pyarray(py)
+    }
+}
+
+/// The extension module.
+#[pymodule]
+fn _axion(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyModel>()?;
+    m.add_class::<PySimulator>()?;
+    m.add("AxionError", m.py().get_type::<AxionError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
