@@ -12,7 +12,10 @@ mod glb;
 mod plots;
 
 pub use glb::{Keyframes, glb_bytes, write_glb};
-pub use plots::{PLOT_SIZE, Series, write_plots};
+pub use plots::{
+    MAX_TRACKS, PANEL_HEIGHT, PLOT_WIDTH, Series, TITLE_HEIGHT, Track, panel_titles, plot_size,
+    write_plots,
+};
 
 use axion::collision::{CollisionWorld, visual_mesh};
 use axion::scenes::{self, ChainOptions, ServoJoint};
@@ -192,7 +195,7 @@ fn cartpole_urdf() -> Result<Model, CliError> {
 }
 
 /// The catalogue: the canonical scenes (docs/canonical-scenes.md) under their names, each
-/// described with its number ("row N"), the two shipped robots, and the reference's
+/// described with its number ("canonical scene N"), the two shipped robots, and the reference's
 /// double pendulum (the default).
 pub const DEMOS: &[Demo] = &[
     Demo {
@@ -204,42 +207,42 @@ pub const DEMOS: &[Demo] = &[
     },
     Demo {
         name: "drop",
-        about: "a 1 kg ball dropped from 2 m onto the ground (row 1)",
+        about: "a 1 kg ball dropped from 2 m onto the ground (canonical scene 1)",
         dt: 0.01,
         duration: 3.0,
         build: || Ok(scenes::drop(0.0)?),
     },
     Demo {
         name: "pendulum",
-        about: "a point mass on a 1 m hinge, released horizontal (row 2)",
+        about: "a point mass on a 1 m hinge, released horizontal (canonical scene 2)",
         dt: 0.01,
         duration: 10.0,
         build: || Ok(scenes::pendulum()?),
     },
     Demo {
         name: "chain",
-        about: "20 capsule links hanging 45° off vertical (row 3)",
+        about: "20 capsule links hanging 45° off vertical (canonical scene 3)",
         dt: 0.01,
         duration: 10.0,
         build: || Ok(scenes::chain(ChainOptions::default())?),
     },
     Demo {
         name: "stack",
-        about: "5 unit cubes stacked on the ground (row 4)",
+        about: "5 unit cubes stacked on the ground (canonical scene 4)",
         dt: 0.01,
         duration: 10.0,
         build: || Ok(scenes::stack(5)?),
     },
     Demo {
         name: "incline",
-        about: "a cube on a 35° slope with μ 0.5: it slides (row 5)",
+        about: "a cube on a 35° slope with μ 0.5: it slides (canonical scene 5)",
         dt: 0.01,
         duration: 2.0,
         build: || Ok(scenes::incline(35f64.to_radians(), 0.5)?),
     },
     Demo {
         name: "servo",
-        about: "a 10 kg bar driven to 90° by an implicit PD servo (row 6)",
+        about: "a 10 kg bar driven to 90° by an implicit PD servo (canonical scene 6)",
         dt: 1.0 / 60.0,
         duration: 100.0 / 60.0,
         build: || {
@@ -254,14 +257,14 @@ pub const DEMOS: &[Demo] = &[
     },
     Demo {
         name: "cartpole",
-        about: "a 240 kg cart driven at 1 m/s with a hanging 20 kg pole (row 7)",
+        about: "a 240 kg cart driven at 1 m/s with a hanging 20 kg pole (canonical scene 7)",
         dt: 0.01,
         duration: 10.0,
         build: || Ok(scenes::cartpole(1.0)?),
     },
     Demo {
         name: "mass-ratio",
-        about: "a 1000 kg box resting on a 1 kg box (row 8)",
+        about: "a 1000 kg box resting on a 1 kg box (canonical scene 8)",
         dt: 0.01,
         duration: 5.0,
         build: || Ok(scenes::mass_ratio()?),
@@ -282,7 +285,7 @@ pub const DEMOS: &[Demo] = &[
     },
     Demo {
         name: "pyramid",
-        about: "ten 10-box pyramids, 100 boxes (row 9)",
+        about: "ten 10-box pyramids, 100 boxes (canonical scene 9)",
         dt: 0.05,
         duration: 10.0,
         build: || Ok(scenes::pyramid(10)?),
@@ -320,6 +323,8 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Show a progress bar when the run takes more than a second (on a terminal).
     pub progress: bool,
+    /// Write `contacts.jsonl` (every contact of every step and world) into `out`.
+    pub contacts: bool,
     /// Worker threads of the CPU backend (`None`: one per core). Selects the CPU
     /// backend when `backend` is `Auto`; an error with a GPU backend.
     pub threads: Option<usize>,
@@ -366,6 +371,8 @@ pub struct Summary {
     pub demo: String,
     /// Backend and why it was chosen.
     pub backend: String,
+    /// The time integrator ([`integrator_name`]).
+    pub integrator: String,
     /// Time step (s).
     pub dt: f64,
     /// Steps taken.
@@ -438,6 +445,7 @@ impl std::fmt::Display for Summary {
             self.demo, self.steps, self.dt, self.worlds, self.simulated
         )?;
         writeln!(f, "  backend            {}", self.backend)?;
+        writeln!(f, "  integrator         {}", self.integrator)?;
         writeln!(
             f,
             "  wall time          {:.3} s (real-time factor {:.1})",
@@ -482,11 +490,20 @@ impl std::fmt::Display for Summary {
 /// (COM linear, angular).
 pub const CSV_HEADER: &str = "t,world,body,x,y,z,qx,qy,qz,qw,vx,vy,vz,wx,wy,wz";
 
+/// The CSV header of `joints.csv`: time, world, joint name, the joint's coordinate
+/// (rad or m) and rate, its drive's targets (position and velocity; empty where the
+/// drive has none or the joint no drive) and the drive's force (N or N·m).
+pub const JOINTS_HEADER: &str = "t,world,joint,q,qd,target,target_velocity,drive_force";
+
 /// Output files of a run.
 struct Outputs {
     dir: PathBuf,
     csv: (PathBuf, BufWriter<File>),
     jsonl: (PathBuf, BufWriter<File>),
+    /// `joints.csv`, when the model has joints with a coordinate.
+    joints: Option<(PathBuf, BufWriter<File>)>,
+    /// `contacts.jsonl`, when asked for.
+    contact_log: Option<(PathBuf, BufWriter<File>)>,
     /// Shapes of the model, to measure penetration for the plots.
     collision: CollisionWorld,
     contacts: Vec<axion::collision::Contact>,
@@ -527,19 +544,87 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// The targets of a drive as `joints.csv` writes them: (position, velocity), empty
+/// where the mode has none; and the value the plots track (position or velocity).
+fn drive_targets(drive: &axion::constraints::drive::Drive) -> ([String; 2], f64, bool) {
+    use axion::constraints::drive::DriveMode;
+    match drive.mode() {
+        DriveMode::Position {
+            target,
+            target_velocity,
+        } => (
+            [target.to_string(), target_velocity.to_string()],
+            target,
+            true,
+        ),
+        DriveMode::Velocity { target_velocity } => (
+            [String::new(), target_velocity.to_string()],
+            target_velocity,
+            false,
+        ),
+    }
+}
+
 impl Outputs {
-    fn new(dir: &Path, model: &Model, dt: f64) -> Result<Self, CliError> {
+    fn new(
+        dir: &Path,
+        model: &Model,
+        dt: f64,
+        integrator: &str,
+        contacts: bool,
+    ) -> Result<Self, CliError> {
         let collision = CollisionWorld::new(model).map_err(SimError::from)?;
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let mut csv = create(dir.join("trajectory.csv"))?;
         writeln!(csv.1, "{CSV_HEADER}").map_err(io(&csv.0))?;
+        let joints = if model.joints().iter().any(|j| j.coordinate().is_some()) {
+            let mut file = create(dir.join("joints.csv"))?;
+            writeln!(file.1, "{JOINTS_HEADER}").map_err(io(&file.0))?;
+            Some(file)
+        } else {
+            None
+        };
+        let contact_log = if contacts {
+            Some(create(dir.join("contacts.jsonl"))?)
+        } else {
+            None
+        };
+        let shaped = model.bodies().iter().filter(|b| !b.shapes.is_empty());
+        let has_contacts = shaped.clone().count() >= 2 && shaped.clone().any(|b| b.is_dynamic());
+        let tracks = model
+            .drives()
+            .iter()
+            .take(plots::MAX_TRACKS)
+            .map(|d| {
+                let name = &model.joints()[d.joint.0].name;
+                let (_, _, position) = drive_targets(&d.initial);
+                let what = match (d.coordinate, position) {
+                    (axion::constraints::drive::CoordinateKind::Angle, true) => "angle (rad)",
+                    (axion::constraints::drive::CoordinateKind::Angle, false) => "rate (rad/s)",
+                    (_, true) => "offset (m)",
+                    (_, false) => "speed (m/s)",
+                };
+                Track {
+                    label: format!("{name} {what}"),
+                    ..Track::default()
+                }
+            })
+            .collect();
         Ok(Self {
             dir: dir.to_path_buf(),
             csv,
             jsonl: create(dir.join("trajectory.jsonl"))?,
+            joints,
+            contact_log,
             collision,
             contacts: Vec::new(),
-            series: Series::default(),
+            series: Series {
+                has_joints: !model.joints().is_empty(),
+                has_contacts,
+                tracks,
+                integrator: integrator.to_string(),
+                ..Series::default()
+            },
             keys: Keyframes::default(),
             key_stride: ((1.0 / KEYS_PER_SECOND) / dt).floor().max(1.0) as usize,
         })
@@ -589,6 +674,14 @@ impl Outputs {
                 writeln!(self.jsonl.1, "{record}").map_err(io(&self.jsonl.0))?;
             }
         }
+        if let Some((path, file)) = self.joints.as_mut() {
+            write_joints(file, sim, t).map_err(io(path))?;
+        }
+        if let Some((path, file)) = self.contact_log.as_mut()
+            && k > 0
+        {
+            write_contacts(file, sim, t).map_err(io(path))?;
+        }
         Ok(())
     }
 
@@ -610,6 +703,20 @@ impl Outputs {
             .push(self.contacts.iter().map(|c| -c.gap).fold(0.0, f64::max));
         s.iterations
             .push(stats.iter().map(|s| s.iterations).max().unwrap_or(0) as f64);
+        for (d, track) in s.tracks.iter_mut().enumerate() {
+            let drive = axion::DriveId(d);
+            let (_, target, position) = drive_targets(&sim.control().drive(0, drive));
+            let joint = sim.model().drives()[d].joint;
+            let motion = sim
+                .joint_motion(0, joint)
+                .expect("a driven joint has a coordinate");
+            track.value.push(if position {
+                motion.position
+            } else {
+                motion.velocity
+            });
+            track.target.push(target);
+        }
     }
 
     /// Flushes the trajectories, writes `summary.json`, then draws `animation.glb` and
@@ -618,6 +725,9 @@ impl Outputs {
     fn finish(mut self, model: &Model, title: &str, summary: &Summary) -> Result<(), CliError> {
         self.csv.1.flush().map_err(io(&self.csv.0))?;
         self.jsonl.1.flush().map_err(io(&self.jsonl.0))?;
+        for (path, file) in self.joints.iter_mut().chain(self.contact_log.iter_mut()) {
+            file.flush().map_err(io(path))?;
+        }
         let path = self.dir.join("summary.json");
         let text = serde_json::to_string_pretty(summary).expect("a summary serialises");
         std::fs::write(&path, text + "\n").map_err(io(&path))?;
@@ -630,6 +740,58 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// The rows of `joints.csv` at time `t`: every joint with a coordinate, every world.
+fn write_joints(file: &mut BufWriter<File>, sim: &Simulator, t: f64) -> std::io::Result<()> {
+    let model = sim.model();
+    for w in 0..sim.state().worlds() {
+        for (j, joint) in model.joints().iter().enumerate() {
+            let Some(m) = sim.joint_motion(w, axion::JointId(j)) else {
+                continue;
+            };
+            let ([target, target_velocity], force) = match joint.drive {
+                Some(d) => (
+                    drive_targets(&sim.control().drive(w, d)).0,
+                    sim.drive_force(w, d).to_string(),
+                ),
+                None => ([String::new(), String::new()], String::new()),
+            };
+            writeln!(
+                file,
+                "{t},{w},{},{},{},{target},{target_velocity},{force}",
+                csv_field(&joint.name),
+                m.position,
+                m.velocity
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One line of `contacts.jsonl` per world for the step that ended at `t`: its
+/// contacts with body names, point, normal (from body_b into body_a), gap, and the
+/// normal and friction forces on body_a. A backend that keeps no contacts writes
+/// `"contacts": null`.
+fn write_contacts(file: &mut BufWriter<File>, sim: &Simulator, t: f64) -> std::io::Result<()> {
+    let name = |b: axion::BodyId| sim.model().bodies()[b.0].name.as_str();
+    let xyz = |v: nalgebra::Vector3<f64>| [v.x, v.y, v.z];
+    for w in 0..sim.state().worlds() {
+        let contacts = sim.contacts(w).map(|list| {
+            list.iter()
+                .map(|c| {
+                    serde_json::json!({
+                        "body_a": name(c.body_a), "body_b": name(c.body_b),
+                        "point": xyz(c.point), "normal": xyz(c.normal), "gap": c.gap,
+                        "normal_force": c.normal_force, "friction_force": xyz(c.friction_force),
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
+        let line = serde_json::json!({"t": t, "world": w, "contacts": contacts});
+        writeln!(file, "{line}")?;
+    }
+    Ok(())
 }
 
 fn stats_json(s: &StepStats) -> serde_json::Value {
@@ -969,6 +1131,20 @@ pub fn check_scene(path: &Path) -> Result<String, CliError> {
     ))
 }
 
+/// The integrator a backend choice steps with, in words: the CPU backend's setting
+/// (steps with contacts or active joint ranges always use backward Euler), backward
+/// Euler on the GPU.
+pub fn integrator_name(choice: BackendChoice) -> &'static str {
+    let settings = match choice {
+        BackendChoice::CpuWith(s) => s,
+        _ => SolverSettings::default(),
+    };
+    match settings.integrator {
+        axion::Integrator::BackwardEuler => "backward Euler",
+        axion::Integrator::EnergyMomentum => "energy–momentum",
+    }
+}
+
 /// Runs a model: steps it with a progress bar (after the first second of wall time, on
 /// a terminal), sets the scheduled drive targets before each step (their values at the
 /// step's end time, where the implicit step evaluates the drive law), writes the
@@ -987,8 +1163,15 @@ pub fn run_model(
     let backend = with_threads(options.backend, options.threads)?;
     let worlds = options.worlds.unwrap_or(1);
     let mut sim = Simulator::new(model, worlds, dt, backend)?;
+    let integrator = integrator_name(backend);
     let mut outputs = match options.out.as_deref() {
-        Some(dir) => Some(Outputs::new(dir, sim.model(), dt)?),
+        Some(dir) => Some(Outputs::new(
+            dir,
+            sim.model(),
+            dt,
+            integrator,
+            options.contacts,
+        )?),
         None => None,
     };
     if let Some(out) = outputs.as_mut() {
@@ -1070,6 +1253,7 @@ pub fn run_model(
     let summary = Summary {
         demo: name.to_string(),
         backend: format!("{} ({})", sim.backend_name(), sim.backend_reason()),
+        integrator: integrator.to_string(),
         dt,
         steps: taken,
         worlds,
@@ -1091,7 +1275,9 @@ pub fn run_model(
             .map_or(0, |d| d.as_secs())),
     };
     if let Some(out) = outputs {
-        let title = format!("{name}: {steps} steps of {dt} s");
+        let dt_text = format!("{dt:.6}");
+        let dt_text = dt_text.trim_end_matches('0').trim_end_matches('.');
+        let title = format!("{name}: {steps} steps of {dt_text} s, {integrator}");
         out.finish(sim.model(), &title, &summary)?;
     }
     Ok(summary)
@@ -1120,7 +1306,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("axion-series-{}", std::process::id()));
         let model = scenes::stack(5).unwrap();
         let mut sim = Simulator::new(model, 1, 0.01, BackendChoice::Cpu).unwrap();
-        let mut out = Outputs::new(&dir, sim.model(), 0.01).unwrap();
+        let mut out = Outputs::new(&dir, sim.model(), 0.01, "backward Euler", false).unwrap();
         for k in 0..300 {
             let report = sim.step().unwrap().clone();
             out.record(&sim, (k + 1, false), (k + 1) as f64 * 0.01, &report.worlds)

@@ -110,13 +110,17 @@ struct RunArgs {
     /// selects the CPU backend under `--backend auto`).
     #[arg(long)]
     threads: Option<usize>,
-    /// Write trajectory.csv, trajectory.jsonl, summary.json, animation.glb (glTF, opens in
-    /// Blender or any glTF viewer) and plots.png into this folder.
+    /// Write trajectory.csv, trajectory.jsonl, joints.csv, summary.json, animation.glb
+    /// (glTF, opens in Blender or any glTF viewer) and plots.png into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Also write contacts.jsonl: every contact of every step with its point, normal,
+    /// gap and forces (large for long runs or many worlds).
+    #[arg(long)]
+    contacts: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -143,6 +147,7 @@ impl RunArgs {
             },
             out: self.out.clone(),
             progress: !self.quiet,
+            contacts: self.contacts,
             threads: self.threads,
         }
     }
@@ -168,12 +173,21 @@ fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode 
             say(format_args!("{summary}"));
             let interrupted = summary.interrupted;
             if let Some(dir) = out {
+                let written: Vec<&str> = [
+                    "trajectory.csv",
+                    "trajectory.jsonl",
+                    "joints.csv",
+                    "contacts.jsonl",
+                    "summary.json",
+                    "animation.glb",
+                    "plots.png",
+                ]
+                .into_iter()
+                .filter(|f| dir.join(f).exists())
+                .collect();
                 say(format_args!(
                     "  outputs            {}",
-                    dir.join(
-                        "{trajectory.csv, trajectory.jsonl, summary.json, animation.glb, plots.png}"
-                    )
-                    .display()
+                    dir.join(format!("{{{}}}", written.join(", "))).display()
                 ));
             }
             if interrupted {

@@ -14,6 +14,7 @@ fn options(duration: f64, out: Option<std::path::PathBuf>) -> RunOptions {
         backend: BackendChoice::Cpu,
         out,
         progress: false,
+        contacts: false,
         threads: None,
     }
 }

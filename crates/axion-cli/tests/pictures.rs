@@ -1,11 +1,14 @@
 //! The pictures of a run: `animation.glb` round-trips through a glTF reader with one
 //! node per body and shape, an animation as long as the run and final keys equal to
-//! the trajectory; `plots.png` is a picture of the documented size with all four
-//! panels drawn.
+//! the trajectory; `plots.png` is a picture of the documented size with the panels
+//! the scene has drawn.
 
 use axion::math::Pose;
 use axion::{BackendChoice, BodyDesc, Geometry, ModelBuilder, Shape, ShapeDesc};
-use axion_cli::{Keyframes, PLOT_SIZE, RunOptions, find, glb_bytes, run_demo};
+use axion_cli::{
+    Keyframes, PANEL_HEIGHT, RunOptions, TITLE_HEIGHT, find, glb_bytes, panel_titles, plot_size,
+    run_demo,
+};
 use nalgebra::{Isometry3, Vector3};
 
 fn run_into(demo: &str, duration: f64, dir: &std::path::Path) -> axion_cli::Summary {
@@ -18,6 +21,7 @@ fn run_into(demo: &str, duration: f64, dir: &std::path::Path) -> axion_cli::Summ
             backend: BackendChoice::Cpu,
             out: Some(dir.to_path_buf()),
             progress: false,
+            contacts: false,
             threads: None,
         },
     )
@@ -185,31 +189,66 @@ fn every_geometry_kind_is_drawn() {
     assert!((bounds.max[1] - 0.2).abs() < 1e-2 && bounds.max[1] <= 0.2 + 1e-6);
 }
 
-#[test]
-fn plots_are_a_picture_of_four_panels() {
-    let dir = temp_dir("png");
-    run_into("drop", 1.0, &dir);
+/// Decodes `plots.png` of `dir`: (width, height, RGB bytes).
+fn read_png(dir: &std::path::Path) -> (u32, u32, Vec<u8>) {
     let file = std::fs::File::open(dir.join("plots.png")).unwrap();
     let mut reader = png::Decoder::new(std::io::BufReader::new(file))
         .read_info()
         .unwrap();
     let mut pixels = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut pixels).unwrap();
-    assert_eq!((info.width, info.height), PLOT_SIZE);
     assert_eq!(info.color_type, png::ColorType::Rgb);
-    // Each quarter of the picture (one panel) has drawn pixels, and the kinetic
-    // energy's red and the potential energy's blue lines are there.
-    let row_bytes = 3 * info.width as usize;
-    for panel in 0..4 {
-        let rows = panel * info.height as usize / 4..(panel + 1) * info.height as usize / 4;
-        let drawn = rows
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+/// Each panel band of the picture has drawn pixels (axes, labels, lines).
+fn assert_panels_drawn(width: u32, pixels: &[u8], panels: usize) {
+    let row_bytes = 3 * width as usize;
+    for panel in 0..panels {
+        let top = (TITLE_HEIGHT + panel as u32 * PANEL_HEIGHT) as usize;
+        let drawn = (top..top + PANEL_HEIGHT as usize)
             .flat_map(|y| pixels[y * row_bytes..(y + 1) * row_bytes].chunks(3))
             .filter(|p| p.iter().any(|&c| c < 128))
             .count();
         assert!(drawn > 2000, "panel {panel}: {drawn} dark pixels");
     }
+}
+
+/// The drop has contacts and no joint: energy, penetration and iterations, three
+/// panels, with the kinetic energy's red and the potential energy's blue lines.
+#[test]
+fn plots_of_a_scene_without_joints_have_no_joint_panel() {
+    let dir = temp_dir("png-drop");
+    let summary = run_into("drop", 1.0, &dir);
+    let (width, height, pixels) = read_png(&dir);
+    assert_eq!((width, height), plot_size(3));
+    assert_panels_drawn(width, &pixels, 3);
     let count = |rgb: [u8; 3]| pixels.chunks(3).filter(|p| *p == rgb).count();
-    assert!(count([255, 0, 0]) > 500, "red line");
-    assert!(count([0, 0, 255]) > 500, "blue line");
+    assert!(count([255, 0, 0]) > 200, "red line");
+    assert!(count([0, 0, 255]) > 200, "blue line");
+    assert_eq!(summary.integrator, "backward Euler");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The servo has a driven joint and no contact: energy, joint error, the joint against
+/// its target, iterations — and the panel titles say so.
+#[test]
+fn plots_of_a_servo_show_the_joint_against_its_target() {
+    let dir = temp_dir("png-servo");
+    run_into("servo", 1.0, &dir);
+    let (width, height, pixels) = read_png(&dir);
+    assert_eq!((width, height), plot_size(4));
+    assert_panels_drawn(width, &pixels, 4);
+    let series = axion_cli::Series {
+        has_joints: true,
+        tracks: vec![axion_cli::Track::default()],
+        integrator: "backward Euler".into(),
+        ..Default::default()
+    };
+    let titles = panel_titles(&series);
+    assert_eq!(titles.len(), 4);
+    assert!(titles[0].contains("backward Euler"), "{titles:?}");
+    assert!(titles[2].contains("targets"), "{titles:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -49,6 +49,7 @@ fn quick() -> RunOptions {
         backend: BackendChoice::Cpu,
         out: None,
         progress: false,
+        contacts: false,
         threads: None,
     }
 }

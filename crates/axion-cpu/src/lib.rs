@@ -194,6 +194,40 @@ impl Backend for CpuBackend {
         "cpu (f64, Newton with faer sparse LU)".to_string()
     }
 
+    /// The contacts the last step solved, their points placed with the poses the step
+    /// ended with: each point $p_a = x_a + R_a\,\ell_a - t_a n$ and
+    /// $p_b = x_b + R_b\,\ell_b + t_b n$ on the two surfaces, reported at
+    /// $\tfrac12(p_a + p_b)$; the friction force is $\lambda_1 t_1 + \lambda_2 t_2$.
+    fn contacts(&self, world: usize) -> Option<Vec<axion_model::ContactForce>> {
+        let previous = self.cache.as_ref()?.previous.get(world)?;
+        let poses = &previous.poses;
+        if poses.is_empty() {
+            return None;
+        }
+        let contacts = previous
+            .contacts
+            .iter()
+            .map(|p| {
+                let c = &p.contact;
+                let n = c.point.normal;
+                let on_a = poses[c.body_a.0] * nalgebra::Point3::from(c.point.local_a)
+                    - n * c.point.thickness_a;
+                let on_b = poses[c.body_b.0] * nalgebra::Point3::from(c.point.local_b)
+                    + n * c.point.thickness_b;
+                axion_model::ContactForce {
+                    body_a: c.body_a,
+                    body_b: c.body_b,
+                    point: (on_a.coords + on_b.coords) * 0.5,
+                    normal: n,
+                    gap: c.gap,
+                    normal_force: p.forces[0],
+                    friction_force: c.frame.t1 * p.forces[1] + c.frame.t2 * p.forces[2],
+                }
+            })
+            .collect();
+        Some(contacts)
+    }
+
     fn step(
         &mut self,
         model: &Model,

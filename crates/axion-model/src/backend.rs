@@ -1,5 +1,7 @@
 //! The interface every backend (CPU reference, GPU) implements.
 
+use nalgebra::Vector3;
+
 use crate::error::StepError;
 use crate::model::Model;
 use crate::state::{Control, State};
@@ -49,6 +51,34 @@ impl StepReport {
     }
 }
 
+/// A contact of the last step and the force it carried.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactForce {
+    /// The body on the normal's side (the normal points from `body_b` into it).
+    pub body_a: crate::BodyId,
+    /// The other body.
+    pub body_b: crate::BodyId,
+    /// The contact point (m, world): midway between the two surfaces' points, as the
+    /// bodies are at the end of the step.
+    pub point: Vector3<f64>,
+    /// Unit normal (world), from `body_b` towards `body_a`.
+    pub normal: Vector3<f64>,
+    /// Gap between the surfaces when the step began (m; negative: penetration).
+    pub gap: f64,
+    /// Normal force on `body_a` along `normal` (N, ≥ 0); `body_b` gets the opposite.
+    pub normal_force: f64,
+    /// Friction force on `body_a` (N, world, perpendicular to the normal); `body_b`
+    /// gets the opposite.
+    pub friction_force: Vector3<f64>,
+}
+
+impl ContactForce {
+    /// The whole force on `body_a` (N, world): $f = \lambda_n n + f_t$.
+    pub fn force_on_a(&self) -> Vector3<f64> {
+        self.normal * self.normal_force + self.friction_force
+    }
+}
+
 /// A simulation backend: steps every world of a batch.
 pub trait Backend: Send {
     /// Human-readable name, including the device where it matters.
@@ -66,6 +96,13 @@ pub trait Backend: Send {
         control: &Control,
         h: f64,
     ) -> Result<StepReport, StepError>;
+
+    /// The contacts of world `world` in the last step with their forces, if this
+    /// backend keeps them (`None` otherwise, or before the first step).
+    fn contacts(&self, world: usize) -> Option<Vec<ContactForce>> {
+        let _ = world;
+        None
+    }
 }
 
 /// Checks what every backend needs before a step: a positive finite `h`, a state and

@@ -293,6 +293,20 @@ impl PySimulator {
     }
 }
 
+/// Why there are no contacts to read.
+fn no_contacts(sim: &axion::Simulator) -> PyErr {
+    if sim.last_report().worlds.is_empty() {
+        AxionError::new_err(
+            "no contacts yet: the simulator has not stepped since it was created or reset",
+        )
+    } else {
+        AxionError::new_err(format!(
+            "the backend {} does not report contacts",
+            sim.backend_name()
+        ))
+    }
+}
+
 /// `value` (a scalar, one row of `k`, or `worlds × k`) as a `worlds × k` view.
 fn per_world<'a>(
     value: &'a ArrayViewD<'a, f64>,
@@ -461,6 +475,74 @@ impl PySimulator {
     fn energy<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         let sim = self.sim();
         Array1::from_shape_fn(sim.state().worlds(), |w| sim.energy(w).total()).into_pyarray(py)
+    }
+
+    /// The contacts of world `world` in the last step: a dict of arrays, one row per
+    /// contact — `body_a`, `body_b` (body indices; the normal points from b into a),
+    /// `point` (k, 3; m, world), `normal` (k, 3), `gap` (m, at the step's start),
+    /// `normal_force` (N) and `friction_force` (k, 3; N, world), both on body a.
+    /// An AxionError before the first step, after a reset, or on a backend that does
+    /// not keep them (the GPU).
+    fn contacts<'py>(&self, py: Python<'py>, world: usize) -> PyResult<Bound<'py, PyDict>> {
+        let sim = self.sim();
+        let n = sim.state().worlds();
+        if world >= n {
+            return Err(PyIndexError::new_err(format!(
+                "world {world} does not exist (there are {n})"
+            )));
+        }
+        let contacts = sim.contacts(world).ok_or_else(|| no_contacts(&sim))?;
+        let k = contacts.len();
+        let rows = |f: fn(&axion::ContactForce) -> Vector3<f64>| {
+            Array2::from_shape_fn((k, 3), |(i, j)| f(&contacts[i])[j])
+        };
+        let d = PyDict::new(py);
+        let index = |f: fn(&axion::ContactForce) -> BodyId| -> Array1<u64> {
+            contacts.iter().map(|c| f(c).0 as u64).collect()
+        };
+        d.set_item("body_a", index(|c| c.body_a).into_pyarray(py))?;
+        d.set_item("body_b", index(|c| c.body_b).into_pyarray(py))?;
+        d.set_item("point", rows(|c| c.point).into_pyarray(py))?;
+        d.set_item("normal", rows(|c| c.normal).into_pyarray(py))?;
+        d.set_item(
+            "gap",
+            contacts
+                .iter()
+                .map(|c| c.gap)
+                .collect::<Array1<f64>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "normal_force",
+            contacts
+                .iter()
+                .map(|c| c.normal_force)
+                .collect::<Array1<f64>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "friction_force",
+            rows(|c| c.friction_force).into_pyarray(py),
+        )?;
+        Ok(d)
+    }
+
+    /// The total contact force and torque on every body in the last step,
+    /// `(worlds, bodies, 6)`: fx, fy, fz, tx, ty, tz (world frame, torque about the
+    /// body's centre of mass). An AxionError where `contacts` is one.
+    fn contact_wrenches<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let sim = self.sim();
+        let (w, b) = (sim.state().worlds(), sim.model().bodies().len());
+        let mut out = Array3::<f64>::zeros((w, b, 6));
+        for wi in 0..w {
+            let wrenches = sim.contact_wrenches(wi).ok_or_else(|| no_contacts(&sim))?;
+            for (bi, wrench) in wrenches.iter().enumerate() {
+                for k in 0..6 {
+                    out[[wi, bi, k]] = wrench[k];
+                }
+            }
+        }
+        Ok(out.into_pyarray(py))
     }
 
     /// Statistics of the last step, per world: iterations, converged, the residuals

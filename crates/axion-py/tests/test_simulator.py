@@ -149,3 +149,27 @@ def test_demos_are_available_by_name():
     assert demo.dt == 0.01
     with pytest.raises(KeyError):
         axion.Model.demo("no-such-demo")
+
+
+def test_contact_forces_carry_the_weight_and_slide_at_mu_n():
+    """World 0 rests on level ground, world 1 (μ 0.2 on a level floor pushed by 5 N)
+    slides: normal forces sum to m g in both, the slider's friction is μ N against its
+    motion, and the resting cube's contact wrench is its weight, upwards."""
+    sim = axion.Simulator(axion.Model.incline(0.0, 0.5), worlds=2, dt=0.01)
+    with pytest.raises(axion.AxionError, match="not stepped"):
+        sim.contacts(0)
+    sim.set_friction([np.nan, 0.2])
+    sim.set_wrenches(np.array([[0.0, 0.0, 0.0], [5.0, 0.0, 0.0]])[:, None, :], bodies=["cube"])
+    sim.step(30)
+    cube = sim.model.body_names.index("cube")
+    for world in (0, 1):
+        c = sim.contacts(world)
+        sign = np.where(c["body_a"] == cube, 1.0, -1.0)
+        assert c["normal_force"].sum() == pytest.approx(G, rel=1e-9)
+        friction = (sign[:, None] * c["friction_force"]).sum(axis=0)
+        expected = [0.0, 0.0, 0.0] if world == 0 else [-0.2 * G, 0.0, 0.0]
+        np.testing.assert_allclose(friction, expected, atol=1e-9)
+        np.testing.assert_allclose(c["point"][:, 2], 0.0, atol=1e-6)
+    wrenches = sim.contact_wrenches()
+    assert wrenches.shape == (2, 2, 6)
+    np.testing.assert_allclose(wrenches[0, cube], [0, 0, G, 0, 0, 0], atol=1e-9)

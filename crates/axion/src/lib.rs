@@ -40,10 +40,10 @@ pub use axion_import::{
 pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors, JointMotion};
 pub use axion_model::{
-    Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, Control, ControlError,
-    DriveDesc, DriveId, Geometry, JointDesc, JointDynamics, JointId, JointLimits, JointRange,
-    JointType, Material, Model, ModelBuilder, ModelError, Shape, ShapeDesc, State, StepError,
-    StepReport, StepStats,
+    Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, ContactForce, Control,
+    ControlError, DriveDesc, DriveId, Geometry, JointDesc, JointDynamics, JointId, JointLimits,
+    JointRange, JointType, Material, Model, ModelBuilder, ModelError, Shape, ShapeDesc, State,
+    StepError, StepReport, StepStats,
 };
 pub use diagnose::{InitialState, initial_state, violations};
 
@@ -343,6 +343,31 @@ impl Simulator {
     /// A drive's force (N or N·m, along its coordinate) in the last step of a world.
     pub fn drive_force(&self, world: usize, drive: DriveId) -> f64 {
         self.state.drive_forces(world)[drive.0]
+    }
+    /// The contacts of a world in the last step with their forces, if the backend
+    /// keeps them (the CPU backend does; `None` before the first step, after a
+    /// [`reset`](Self::reset), and on the GPU).
+    pub fn contacts(&self, world: usize) -> Option<Vec<ContactForce>> {
+        if self.last.worlds.is_empty() {
+            return None;
+        }
+        self.backend.contacts(world)
+    }
+    /// The total contact force and torque on each body of a world in the last step
+    /// (world frame, torque about the body's centre of mass):
+    /// $F = \sum \pm f$, $\tau = \sum (p - x) \times (\pm f)$ over its contacts, `+`
+    /// where it is `body_a`. `None` where [`contacts`](Self::contacts) is.
+    pub fn contact_wrenches(&self, world: usize) -> Option<Vec<math::Wrench>> {
+        let contacts = self.contacts(world)?;
+        let mut wrenches = vec![math::Wrench::zeros(); self.model.bodies().len()];
+        for c in &contacts {
+            let f = c.force_on_a();
+            for (body, force) in [(c.body_a, f), (c.body_b, -f)] {
+                let arm = c.point - self.state.com_pose(world, body).translation.vector;
+                wrenches[body.0] += math::twist(force, arm.cross(&force));
+            }
+        }
+        Some(wrenches)
     }
     /// Puts every world back in the model's initial state at time 0 (the control,
     /// targets and parameters included, is kept).

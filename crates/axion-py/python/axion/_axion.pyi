@@ -31,6 +31,15 @@ class StepStats(TypedDict):
     friction: npt.NDArray[np.float64]
     contact_count: npt.NDArray[np.uint64]
 
+class Contacts(TypedDict):
+    body_a: npt.NDArray[np.uint64]
+    body_b: npt.NDArray[np.uint64]
+    point: npt.NDArray[np.float64]
+    normal: npt.NDArray[np.float64]
+    gap: npt.NDArray[np.float64]
+    normal_force: npt.NDArray[np.float64]
+    friction_force: npt.NDArray[np.float64]
+
 class Model:
     """Bodies, joints, drives and their collision shapes."""
 
@@ -121,6 +130,10 @@ class Simulator:
         """(worlds, drives): drive forces of the last step (N or N·m)."""
     def energy(self) -> npt.NDArray[np.float64]:
         """(worlds,): kinetic plus gravitational energy (J)."""
+    def contacts(self, world: int) -> Contacts:
+        """The last step's contacts of one world with their forces (on body_a)."""
+    def contact_wrenches(self) -> npt.NDArray[np.float64]:
+        """(worlds, bodies, 6): total contact force and torque (about the COM) per body."""
     def stats(self) -> StepStats:
         """Per-world statistics of the last step."""
     def set_position_targets(
