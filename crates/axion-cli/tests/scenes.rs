@@ -517,3 +517,25 @@ fn fields_that_do_not_apply_are_refused() {
         "{err}"
     );
 }
+
+/// `max_force` bounds a scene file's drive: a 10 kg cube driven towards 4 m/s by a
+/// stiff velocity drive limited to 20 N accelerates at exactly 2 m/s²; a limit that is
+/// not positive is refused with its line.
+#[test]
+fn a_drive_max_force_bounds_the_drive() {
+    let scene = |max_force: &str| {
+        format!(
+            "[simulation]\ngravity = [0, 0, 0]\n\n[[bodies]]\nname = \"cube\"\nmass = 10\ninertia = [1, 1, 1]\n\n[[joints]]\nname = \"slider\"\ntype = \"prismatic\"\nchild = \"cube\"\naxis = [1, 0, 0]\ndrive = {{ mode = \"velocity\", target = 4.0, ke = 10000, max_force = {max_force} }}\n"
+        )
+    };
+    let parsed = axion::parse_scene(&scene("20")).unwrap();
+    let mut sim = axion::Simulator::new(parsed.model, 1, 0.01, BackendChoice::Cpu).unwrap();
+    sim.run(100).unwrap();
+    let v = sim.joint_motion(0, axion::JointId(0)).unwrap().velocity;
+    assert!((v - 2.0).abs() < 1e-9, "{v}");
+    let err = axion::parse_scene(&scene("0")).unwrap_err().to_string();
+    assert!(
+        err.contains("max_force must be positive") && err.contains("line"),
+        "{err}"
+    );
+}

@@ -109,12 +109,14 @@ pub enum DriveMode {
     },
 }
 
-/// A validated drive: mode, stiffness $k_e$ and damping $k_d$.
+/// A validated drive: mode, stiffness $k_e$ and damping $k_d$, and the largest force
+/// $F$ it exerts (an actuator's effort limit; unlimited by default).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Drive {
     mode: DriveMode,
     ke: f64,
     kd: f64,
+    max_force: f64,
 }
 
 impl Drive {
@@ -141,6 +143,7 @@ impl Drive {
             },
             ke,
             kd,
+            max_force: f64::INFINITY,
         })
     }
 
@@ -157,6 +160,7 @@ impl Drive {
             mode: DriveMode::Velocity { target_velocity },
             ke,
             kd: 0.0,
+            max_force: f64::INFINITY,
         })
     }
 
@@ -171,6 +175,38 @@ impl Drive {
     /// Damping $k_d$ (position mode only).
     pub fn kd(&self) -> f64 {
         self.kd
+    }
+
+    /// This drive limited to forces $|\lambda| \le F$ (N or N·m; `f64::INFINITY`: no
+    /// limit). Errors: $F$ not positive, or NaN.
+    pub fn with_max_force(self, max_force: f64) -> Result<Self, ConstraintError> {
+        if max_force.is_nan() || max_force <= 0.0 {
+            return Err(ConstraintError::NotPositive {
+                what: "drive max force",
+                value: max_force,
+            });
+        }
+        Ok(Self { max_force, ..self })
+    }
+    /// The largest force $F$ the drive exerts (N or N·m; infinite: no limit).
+    pub fn max_force(&self) -> f64 {
+        self.max_force
+    }
+
+    /// Whether the drive's law asks for more than its largest force at this iterate:
+    /// its row then holds $\lambda = \pm F$ and does not depend on the motion.
+    pub fn saturated(
+        &self,
+        kind: CoordinateKind,
+        coordinate: &JointCoordinate,
+        start: f64,
+        u_parent: &Twist,
+        u_child: &Twist,
+        h: f64,
+    ) -> bool {
+        self.law(kind, coordinate, start, u_parent, u_child, h)
+            .abs()
+            > self.max_force
     }
 
     /// The compliance $\alpha$: $1/(h^2 k_e + h k_d)$ in position mode, $1/(h k_e)$ in
@@ -212,7 +248,9 @@ impl Drive {
     /// `coordinate` is evaluated at $q^+$, `start` is the coordinate at the start of the
     /// step $q^-$, `u_*` the current velocity iterate, `lambda` the drive force.
     /// The residual is $\alpha h\thinspace (\lambda - \text{law})$ in both modes, which expands to
-    /// the formulas of the [module documentation](self).
+    /// the formulas of the [module documentation](self). With a largest force $F$ it is
+    /// $\alpha h\thinspace (\lambda - \operatorname{clamp}(\text{law}, -F, F))$, semismooth:
+    /// where the law saturates the row's Jacobian is zero and it holds $\lambda = \pm F$.
     #[allow(clippy::too_many_arguments)]
     pub fn row(
         &self,
@@ -225,11 +263,15 @@ impl Drive {
         h: f64,
     ) -> Row {
         let alpha = self.compliance(h);
+        let law = self.law(kind, coordinate, start, u_parent, u_child, h);
+        let saturated = law.abs() > self.max_force;
         Row {
-            residual: alpha
-                * h
-                * (lambda - self.law(kind, coordinate, start, u_parent, u_child, h)),
-            jacobian: coordinate.jacobian,
+            residual: alpha * h * (lambda - law.clamp(-self.max_force, self.max_force)),
+            jacobian: if saturated {
+                RowJacobian::zeros()
+            } else {
+                coordinate.jacobian
+            },
             compliance: alpha,
         }
     }

@@ -488,7 +488,17 @@ impl<'a> WorldSolver<'a> {
                 lambda,
                 h,
             );
+            let saturated = drives[d].saturated(
+                md.coordinate,
+                &coord,
+                self.constants.drive_start[d],
+                &u_parent,
+                &u_child,
+                h,
+            );
+            // A saturated drive holds λ = ±F: its row does not depend on the motion.
             let jacobian = match drives[d].mode() {
+                _ if saturated => RowJacobian::zeros(),
                 DriveMode::Position { .. } => chain(&coord.jacobian, parent, child),
                 DriveMode::Velocity { .. } => coord.jacobian,
             };

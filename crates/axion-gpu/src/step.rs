@@ -499,6 +499,18 @@ fn kinematically_apart(model: &Model, (a, ka): (usize, usize), (b, kb): (usize, 
 
 /// Refuses models the kernel cannot run (see [`contact_pairs`]).
 pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
+    if let Some(d) = model
+        .drives()
+        .iter()
+        .find(|d| d.initial.max_force().is_finite())
+    {
+        return Err(GpuError::UnsupportedModel {
+            reason: format!(
+                "the drive of joint {:?} has a force limit (an effort rating), which the GPU backend does not implement yet; use the CPU backend",
+                model.joints()[d.joint.0].name
+            ),
+        });
+    }
     contact_pairs(model).map(|_| ())
 }
 

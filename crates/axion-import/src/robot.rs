@@ -793,7 +793,7 @@ impl<'o> Importer<'o> {
                     effort: joint.effort,
                     velocity: joint.velocity,
                 });
-                if joint.effort.is_finite() || joint.velocity.is_finite() {
+                if joint.velocity.is_finite() {
                     ratings += 1;
                 }
             }
@@ -833,7 +833,7 @@ impl<'o> Importer<'o> {
             self.warn(
                 None,
                 format!(
-                    "the effort and velocity limits of {ratings} joints are kept but not enforced"
+                    "the velocity limits of {ratings} joints are kept but not enforced (their effort limits bound the drives given to them)"
                 ),
             );
         }

@@ -517,6 +517,8 @@ struct DriveFile {
     kd: f64,
     /// Targets over time, `[[t, value], …]` (replaces `target`).
     targets: Option<Vec<[f64; 2]>>,
+    /// The largest force or torque the drive exerts (N or N·m; none if absent).
+    max_force: Option<f64>,
 }
 
 fn pose(position: [f64; 3], rotation: [f64; 3]) -> Isometry3<f64> {
@@ -884,11 +886,25 @@ pub fn parse_scene_as(
                 child_frame * pose(joint.child_anchor, joint.child_rotation),
             )
             .compliance(joint.compliance);
-        if let Some([lower, upper]) = joint.range {
+        let max_force = joint.drive.as_ref().and_then(|d| d.max_force);
+        if let Some(f) = max_force
+            && (f.is_nan() || f <= 0.0)
+        {
+            return Err(invalid(
+                line,
+                format!(
+                    "joint {:?}, drive: max_force must be positive, got {f}",
+                    joint.name
+                ),
+            ));
+        }
+        if joint.range.is_some() || max_force.is_some() {
+            // The range (none: unbounded) and the drive's largest force, an effort rating.
+            let [lower, upper] = joint.range.unwrap_or([f64::NEG_INFINITY, f64::INFINITY]);
             desc = desc.limits(JointLimits {
                 lower,
                 upper,
-                effort: f64::INFINITY,
+                effort: max_force.unwrap_or(f64::INFINITY),
                 velocity: f64::INFINITY,
             });
         }

@@ -19,9 +19,10 @@
 //!   x, normalised with a warning when it is not of unit length). `<limit lower upper>`
 //!   of a revolute or prismatic joint is enforced as a range; without `<limit>`, or
 //!   without `lower` and `upper`, the joint is left unlimited with a warning.
-//!   `<dynamics damping>` becomes an implicit damper. The effort and velocity ratings
-//!   and `<dynamics friction>` are kept in [`axion_model::ModelJoint`] but not applied,
-//!   and `<mimic>` is not enforced: each is said in a warning.
+//!   `<dynamics damping>` becomes an implicit damper. A positive `effort` bounds the
+//!   force of the drive given to the joint ([`RobotOptions::drives`]). The velocity
+//!   rating and `<dynamics friction>` are kept in [`axion_model::ModelJoint`] but not
+//!   applied, and `<mimic>` is not enforced: each is said in a warning.
 //! * Links of one robot do not collide with each other unless
 //!   [`RobotOptions::self_collision`].
 //!

@@ -579,3 +579,44 @@ fn self_collision_is_off_by_default_and_excludes_touching_pairs_when_on() {
     assert!(excluded("trunk", "shin")); // touching at the start
     assert!(!excluded("shin", "tail"));
 }
+
+/// A positive `effort` bounds the drive given to the joint; `effort="0"` (often written
+/// for "unknown") leaves it unbounded; a velocity rating is said to be not enforced.
+#[test]
+fn effort_bounds_the_joints_drive() {
+    for (effort, bound) in [("20", 20.0), ("0", f64::INFINITY)] {
+        let text = format!(
+            r#"<robot name="r"><link name="base">{INERTIAL}</link><link name="cart">{INERTIAL}</link>
+  <joint name="slider" type="prismatic"><parent link="base"/><child link="cart"/><axis xyz="1 0 0"/>
+  <limit lower="-1" upper="1" effort="{effort}" velocity="3"/></joint></robot>"#
+        );
+        let options = RobotOptions {
+            drives: [(
+                "slider".to_string(),
+                axion_model::DriveDesc::Velocity {
+                    target: 1.0,
+                    ke: 100.0,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..RobotOptions::default()
+        };
+        let mut b = ModelBuilder::new();
+        let imported = import_urdf(&text, &options, &mut b).unwrap();
+        assert!(
+            imported
+                .warnings
+                .iter()
+                .any(|w| w.message.contains("velocity limits of 1 joints")),
+            "{:?}",
+            imported.warnings
+        );
+        let model = b.build().unwrap();
+        assert_eq!(
+            model.drives()[0].initial.max_force(),
+            bound,
+            "effort {effort}"
+        );
+    }
+}

@@ -201,7 +201,9 @@ pub struct JointLimits {
     pub lower: f64,
     /// Highest coordinate (rad or m).
     pub upper: f64,
-    /// Largest force or torque (N or N m).
+    /// Largest force or torque (N or N m): a drive on the joint never exerts more
+    /// ([`Drive::with_max_force`](axion_constraints::drive::Drive::with_max_force));
+    /// infinite or zero: no limit (URDF files often say 0 for "unknown").
     pub effort: f64,
     /// Largest speed (rad/s or m/s).
     pub velocity: f64,

@@ -72,7 +72,8 @@ pub struct ModelJoint {
     /// First row of this joint among the model's joint rows.
     pub first_row: usize,
     /// Range and ratings from the description; the solver enforces the range
-    /// ([`range`](Self::range)), not the effort and velocity ratings.
+    /// ([`range`](Self::range)) and the effort on the joint's drive, not the velocity
+    /// rating.
     pub limits: Option<JointLimits>,
     /// Damping and friction from the description: damping is applied through
     /// [`damper`](Self::damper); friction is kept, not applied.
@@ -534,6 +535,13 @@ impl ModelBuilder {
                     DriveDesc::Velocity { target, ke } => Drive::velocity(target, ke),
                 }
                 .map_err(invalid)?;
+                // An effort rating bounds the actuator the drive stands for.
+                let initial = match desc.limits.map(|l| l.effort) {
+                    Some(effort) if effort.is_finite() && effort > 0.0 => {
+                        initial.with_max_force(effort).map_err(invalid)?
+                    }
+                    _ => initial,
+                };
                 self.drives.push(ModelDrive {
                     joint: joint_id,
                     coordinate,

@@ -230,7 +230,8 @@ impl Control {
         let i = self.drive_index(world, drive)?;
         let d = self.drives[i];
         self.drives[i] = match d.mode() {
-            DriveMode::Position { .. } => Drive::position(position, velocity, d.ke(), d.kd())?,
+            DriveMode::Position { .. } => Drive::position(position, velocity, d.ke(), d.kd())?
+                .with_max_force(d.max_force())?,
             DriveMode::Velocity { .. } => {
                 return Err(ControlError::WrongDriveMode {
                     drive: drive.0,
@@ -252,7 +253,9 @@ impl Control {
         let i = self.drive_index(world, drive)?;
         let d = self.drives[i];
         self.drives[i] = match d.mode() {
-            DriveMode::Velocity { .. } => Drive::velocity(velocity, d.ke())?,
+            DriveMode::Velocity { .. } => {
+                Drive::velocity(velocity, d.ke())?.with_max_force(d.max_force())?
+            }
             DriveMode::Position { .. } => {
                 return Err(ControlError::WrongDriveMode {
                     drive: drive.0,

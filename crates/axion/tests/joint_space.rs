@@ -205,3 +205,107 @@ fn impossible_parameters_are_refused() {
     c.set_body_mass(0, cube, None).unwrap();
     assert!(!c.has_parameters());
 }
+
+/// A drive limited to 20 N (an actuator's effort) pushing the 10 kg cube towards 4 m/s
+/// with a stiff gain: saturated, it accelerates the cube at exactly F/m = 2 m/s² and
+/// reads 20 N; it reaches its target later and then holds it with no force. The limit
+/// survives a change of target.
+#[test]
+fn a_force_limited_drive_pushes_with_its_limit_until_it_catches_up() {
+    let h = 0.01;
+    let model = {
+        let mut b = ModelBuilder::new();
+        b.gravity(Vector3::zeros()).unwrap();
+        let cube = b
+            .add_body(BodyDesc::dynamic("cube").mass(
+                10.0,
+                Vector3::zeros(),
+                nalgebra::Matrix3::identity(),
+            ))
+            .unwrap();
+        b.add_joint(
+            JointDesc::new(
+                "slider",
+                JointType::Prismatic { axis: Vector3::x() },
+                None,
+                cube,
+            )
+            .limits(axion::JointLimits {
+                lower: f64::NEG_INFINITY,
+                upper: f64::INFINITY,
+                effort: 20.0,
+                velocity: f64::INFINITY,
+            })
+            .drive(DriveDesc::Velocity {
+                target: 4.0,
+                ke: 1e4,
+            }),
+        )
+        .unwrap();
+        b.build().unwrap()
+    };
+    assert_eq!(model.drives()[0].initial.max_force(), 20.0);
+    let mut sim = Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap();
+    let d = DriveId(0);
+    sim.run(100).unwrap();
+    let m = sim.joint_motion(0, JointId(0)).unwrap();
+    assert!(
+        (m.velocity - 2.0).abs() < 1e-9,
+        "F t / m = 2 m/s after 1 s: {}",
+        m.velocity
+    );
+    assert!(
+        (sim.drive_force(0, d) - 20.0).abs() < 1e-9,
+        "{}",
+        sim.drive_force(0, d)
+    );
+    sim.run(200).unwrap();
+    let m = sim.joint_motion(0, JointId(0)).unwrap();
+    assert!((m.velocity - 4.0).abs() < 1e-9, "{}", m.velocity);
+    assert!(sim.drive_force(0, d).abs() < 1e-6);
+    // Backwards to -4 m/s: 8 m/s at 2 m/s² takes 4 s; after 1 s, 2 m/s.
+    sim.control_mut().set_velocity_target(0, d, -4.0).unwrap();
+    assert_eq!(sim.control().drive(0, d).max_force(), 20.0);
+    sim.run(100).unwrap();
+    let m = sim.joint_motion(0, JointId(0)).unwrap();
+    assert!((m.velocity - 2.0).abs() < 1e-9, "{}", m.velocity);
+    assert!((sim.drive_force(0, d) + 20.0).abs() < 1e-9);
+}
+
+/// A position drive whose PD law asks for more than the limit holds the bar's angle
+/// against a larger torque only up to the limit: the 3 N·m load of a drive limited to
+/// 5 N·m is held, a 7 N·m load is not.
+#[test]
+fn a_force_limited_position_drive_holds_only_what_it_can() {
+    let h = 0.01;
+    let drive = DriveDesc::Position {
+        target: 0.0,
+        target_velocity: 0.0,
+        ke: 1e4,
+        kd: 100.0,
+    };
+    let model = scenes::servo(ServoJoint::Revolute, drive).unwrap();
+    for (torque, held) in [(3.0, true), (7.0, false)] {
+        let mut sim = Simulator::new(model.clone(), 1, h, BackendChoice::Cpu).unwrap();
+        let d = DriveId(0);
+        let limited = sim.control().drive(0, d).with_max_force(5.0).unwrap();
+        sim.control_mut().set_drive(0, d, limited).unwrap();
+        sim.control_mut()
+            .set_wrench(0, BodyId(0), Vector3::zeros(), Vector3::z() * torque);
+        sim.run(200).unwrap();
+        let m = sim.joint_motion(0, JointId(0)).unwrap();
+        let force = sim.drive_force(0, d);
+        if held {
+            // Within the step's tolerances (1e-10 m/s on the drive and dynamics rows):
+            // 1e-10 (h ke + kd) = 2e-8 N·m on the drive law, 1e-10 I/h = 3.4e-8 N·m on
+            // the balance of torques about the hinge.
+            assert!(
+                m.velocity.abs() < 1e-9 && (force + torque).abs() < 5.4e-8,
+                "{m:?}, {force}"
+            );
+        } else {
+            assert!((force + 5.0).abs() < 1e-9, "saturated at -5 N·m: {force}");
+            assert!(m.velocity > 0.5, "the 2 N·m excess turns the bar: {m:?}");
+        }
+    }
+}
