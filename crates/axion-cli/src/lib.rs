@@ -843,14 +843,14 @@ pub fn run_demo(demo: &Demo, options: &RunOptions) -> Result<Summary, CliError> 
         demo.model()?,
         demo.dt,
         demo.duration,
-        &[],
+        &Inputs::default(),
         options,
     )
 }
 
 /// Runs a scene file: its own settings unless `options` override them (the number of
 /// worlds from the command line wins when it is not 1), its solver settings, and its
-/// drive schedules.
+/// drive schedules and applied forces.
 pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError> {
     let scene = axion::load_scene(path)?;
     print_warnings(&scene.warnings);
@@ -866,7 +866,10 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
         scene.model,
         s.dt,
         s.duration,
-        &scene.schedules,
+        &Inputs {
+            schedules: &scene.schedules,
+            forces: &scene.forces,
+        },
         &options,
     )
 }
@@ -1060,7 +1063,14 @@ pub fn run_robot(
     let name = path
         .file_stem()
         .map_or("robot".into(), |n| n.to_string_lossy().into_owned());
-    run_model(&name, model, URDF_RUN.0, URDF_RUN.1, &[], options)
+    run_model(
+        &name,
+        model,
+        URDF_RUN.0,
+        URDF_RUN.1,
+        &Inputs::default(),
+        options,
+    )
 }
 
 /// Checks a URDF robot: builds it as [`robot_model`] does and describes it — the
@@ -1131,6 +1141,35 @@ pub fn check_scene(path: &Path) -> Result<String, CliError> {
     ))
 }
 
+/// What a scene feeds a run besides its model: drive targets over time and forces.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inputs<'a> {
+    /// Drive schedules, applied before each step at the step's end time.
+    pub schedules: &'a [axion::DriveSchedule],
+    /// Forces and torques on bodies ([`axion::AppliedForce`]).
+    pub forces: &'a [axion::AppliedForce],
+}
+
+/// Sets the wrench of every body that `forces` push, in every world, to their sum
+/// during the step that ends at `t`.
+fn apply_forces(sim: &mut Simulator, forces: &[axion::AppliedForce], t: f64) {
+    let mut bodies: Vec<axion::BodyId> = forces.iter().map(|f| f.body).collect();
+    bodies.sort_by_key(|b| b.0);
+    bodies.dedup();
+    for w in 0..sim.state().worlds() {
+        for &b in &bodies {
+            let (mut force, mut torque) = (nalgebra::Vector3::zeros(), nalgebra::Vector3::zeros());
+            let pose = sim.state().com_pose(w, b);
+            for f in forces.iter().filter(|f| f.body == b) {
+                let (fi, ti) = f.wrench_at(t, &sim.model().bodies()[b.0], &pose);
+                force += fi;
+                torque += ti;
+            }
+            sim.control_mut().set_wrench(w, b, force, torque);
+        }
+    }
+}
+
 /// The integrator a backend choice steps with, in words: the CPU backend's setting
 /// (steps with contacts or active joint ranges always use backward Euler), backward
 /// Euler on the GPU.
@@ -1154,7 +1193,7 @@ pub fn run_model(
     model: Model,
     dt: f64,
     duration: f64,
-    schedules: &[axion::DriveSchedule],
+    inputs: &Inputs,
     options: &RunOptions,
 ) -> Result<Summary, CliError> {
     let dt = positive("--dt", options.dt.unwrap_or(dt))?;
@@ -1203,13 +1242,14 @@ pub fn run_model(
         }
         taken = k + 1;
         let t_end = (k + 1) as f64 * dt;
-        for schedule in schedules {
+        for schedule in inputs.schedules {
             for w in 0..worlds {
                 schedule
                     .apply(sim.control_mut(), w, t_end)
                     .map_err(CliError::Schedule)?;
             }
         }
+        apply_forces(&mut sim, inputs.forces, t_end);
         let report = sim.step()?.clone();
         for s in &report.worlds {
             iterations += s.iterations;

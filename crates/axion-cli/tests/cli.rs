@@ -238,7 +238,7 @@ fn run_summaries_report_the_initial_state_and_energy_rises() {
         b.build().unwrap(),
         0.01,
         0.1,
-        &[],
+        &axion_cli::Inputs::default(),
         &options(0.1, None),
     )
     .unwrap();
@@ -276,7 +276,7 @@ fn run_summaries_report_the_initial_state_and_energy_rises() {
             b.build().unwrap(),
             0.01,
             0.5,
-            &[],
+            &axion_cli::Inputs::default(),
             &options(0.5, None),
         )
         .unwrap()

@@ -29,8 +29,8 @@ pub use mjcf::{import_mjcf, import_mjcf_file};
 pub use package::resolve_uri;
 pub use robot::{ImportedRobot, InertiaPolicy, RobotError, RobotErrorKind, RobotOptions};
 pub use scene::{
-    DriveSchedule, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides, load_scene,
-    parse_scene, parse_scene_as, parse_scene_in,
+    AppliedForce, DriveSchedule, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides,
+    load_scene, parse_scene, parse_scene_as, parse_scene_in,
 };
 pub use urdf::{import_urdf, import_urdf_file};
 

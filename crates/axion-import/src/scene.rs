@@ -116,17 +116,99 @@ pub struct DriveSchedule {
 impl DriveSchedule {
     /// Target and its rate of change at time `t`.
     pub fn at(&self, t: f64) -> (f64, f64) {
-        let p = &self.points;
-        let i = p.partition_point(|&(ti, _)| ti <= t);
-        if i == 0 {
-            return (p[0].1, 0.0);
+        piecewise_linear(&self.points, t)
+    }
+}
+
+/// Value and slope at `t` of the piecewise-linear function through `points`
+/// $(t_i, y_i)$ (times increasing, at least one): constant before the first and after
+/// the last, slope 0 there.
+fn piecewise_linear(p: &[(f64, f64)], t: f64) -> (f64, f64) {
+    let i = p.partition_point(|&(ti, _)| ti <= t);
+    if i == 0 {
+        return (p[0].1, 0.0);
+    }
+    if i == p.len() {
+        return (p[i - 1].1, 0.0);
+    }
+    let ((t0, y0), (t1, y1)) = (p[i - 1], p[i]);
+    let slope = (y1 - y0) / (t1 - t0);
+    (y0 + slope * (t - t0), slope)
+}
+
+/// `pairs` `[[t, value], …]` as schedule points: non-empty, finite, times strictly
+/// increasing; `what` names the key in messages.
+fn schedule_points(pairs: &[[f64; 2]], what: &str) -> Result<Points, String> {
+    if pairs.is_empty() {
+        return Err(format!("`{what}` needs at least one [t, value] pair"));
+    }
+    if pairs.iter().flatten().any(|v| !v.is_finite()) {
+        return Err(format!("`{what}` must be finite numbers"));
+    }
+    if let Some(w) = pairs.windows(2).find(|w| w[1][0] <= w[0][0]) {
+        return Err(format!(
+            "`{what}` times must increase, got {} after {}",
+            w[1][0], w[0][0]
+        ));
+    }
+    Ok(pairs.iter().map(|p| (p[0], p[1])).collect())
+}
+
+/// A force and torque a scene applies to a body (`[[forces]]`), during the steps that
+/// end in `start < t ≤ end`, scaled by the schedule's factor at the step's end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppliedForce {
+    /// The body pushed.
+    pub body: axion_model::BodyId,
+    /// Force (N), in the world frame or the body's ([`body_frame`](Self::body_frame)).
+    pub force: Vector3<f64>,
+    /// Torque (N·m), in the same frame.
+    pub torque: Vector3<f64>,
+    /// Point of application in the body's frame (the frame it was placed with); `None`:
+    /// its centre of mass.
+    pub point: Option<Vector3<f64>>,
+    /// Force and torque turn with the body (a thruster) rather than keep their world
+    /// direction (a wind).
+    pub body_frame: bool,
+    /// First instant it acts (s).
+    pub start: f64,
+    /// Last instant it acts (s; infinite: to the end).
+    pub end: f64,
+    /// A factor over time, piecewise linear through $(t_i, k_i)$; `None`: 1.
+    pub schedule: Option<Vec<(f64, f64)>>,
+}
+
+impl AppliedForce {
+    /// The force and the torque about the centre of mass (world frame) during the step
+    /// that ends at `t`, on `body` at centre-of-mass pose `com_pose`: with the force
+    /// $F$ and torque $T$ turned to the world ($R F$, $R T$ in the body frame) and the
+    /// point $p$ in the world, the torque about the centre $x$ is $T + (p - x) \times F$.
+    pub fn wrench_at(
+        &self,
+        t: f64,
+        body: &axion_model::Body,
+        com_pose: &axion_math::Pose,
+    ) -> (Vector3<f64>, Vector3<f64>) {
+        if t <= self.start || t > self.end {
+            return (Vector3::zeros(), Vector3::zeros());
         }
-        if i == p.len() {
-            return (p[i - 1].1, 0.0);
+        let k = self
+            .schedule
+            .as_deref()
+            .map_or(1.0, |p| piecewise_linear(p, t).0);
+        let turn = |v: Vector3<f64>| {
+            if self.body_frame {
+                com_pose.rotation * v
+            } else {
+                v
+            }
+        };
+        let (force, mut torque) = (turn(self.force) * k, turn(self.torque) * k);
+        if let Some(p) = self.point {
+            let arm = com_pose.rotation * (p - body.com);
+            torque += arm.cross(&force);
         }
-        let ((t0, y0), (t1, y1)) = (p[i - 1], p[i]);
-        let slope = (y1 - y0) / (t1 - t0);
-        (y0 + slope * (t - t0), slope)
+        (force, torque)
     }
 }
 
@@ -158,6 +240,8 @@ pub struct Scene {
     pub settings: SceneSettings,
     /// Drive targets over time (`targets = [[t, value], …]` on a drive).
     pub schedules: Vec<DriveSchedule>,
+    /// Forces and torques applied to bodies (`[[forces]]`).
+    pub forces: Vec<AppliedForce>,
     /// What the import of its robots had to say (repairs, merges, elements not
     /// simulated).
     pub warnings: Vec<crate::ImportWarning>,
@@ -193,6 +277,34 @@ struct SceneFile {
     joints: Vec<JointFile>,
     #[serde(default)]
     robots: Vec<RobotFile>,
+    #[serde(default)]
+    forces: Vec<ForceFile>,
+}
+
+/// A `[[forces]]` entry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ForceFile {
+    body: String,
+    #[serde(default)]
+    force: [f64; 3],
+    #[serde(default)]
+    torque: [f64; 3],
+    point: Option<[f64; 3]>,
+    #[serde(default)]
+    frame: ForceFrame,
+    #[serde(default)]
+    start: f64,
+    end: Option<f64>,
+    schedule: Option<Vec<[f64; 2]>>,
+}
+
+#[derive(Deserialize, Default, Clone, Copy, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+enum ForceFrame {
+    #[default]
+    World,
+    Body,
 }
 
 /// Where the entries of a TOML file start (byte offsets), read in a second pass.
@@ -204,6 +316,8 @@ struct TomlEntries {
     joints: Vec<Spanned<IgnoredAny>>,
     #[serde(default)]
     robots: Vec<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    forces: Vec<Spanned<IgnoredAny>>,
 }
 
 /// The entries of a JSON file as slices of its text (their addresses give the offsets).
@@ -215,6 +329,8 @@ struct JsonEntries<'a> {
     joints: Vec<&'a RawValue>,
     #[serde(borrow, default)]
     robots: Vec<&'a RawValue>,
+    #[serde(borrow, default)]
+    forces: Vec<&'a RawValue>,
 }
 
 /// 1-based first line of every entry.
@@ -222,6 +338,7 @@ struct EntryLines {
     bodies: Vec<usize>,
     joints: Vec<usize>,
     robots: Vec<usize>,
+    forces: Vec<usize>,
 }
 
 impl EntryLines {
@@ -235,6 +352,7 @@ impl EntryLines {
                     bodies: vec![],
                     joints: vec![],
                     robots: vec![],
+                    forces: vec![],
                 });
                 let starts =
                     |v: Vec<Spanned<IgnoredAny>>| v.iter().map(|s| s.span().start).collect();
@@ -242,6 +360,7 @@ impl EntryLines {
                     bodies: lines(starts(e.bodies)),
                     joints: lines(starts(e.joints)),
                     robots: lines(starts(e.robots)),
+                    forces: lines(starts(e.forces)),
                 }
             }
             SceneFormat::Json => {
@@ -249,6 +368,7 @@ impl EntryLines {
                     bodies: vec![],
                     joints: vec![],
                     robots: vec![],
+                    forces: vec![],
                 });
                 let base = text.as_ptr() as usize;
                 let starts = |v: Vec<&RawValue>| {
@@ -258,6 +378,7 @@ impl EntryLines {
                     bodies: lines(starts(e.bodies)),
                     joints: lines(starts(e.joints)),
                     robots: lines(starts(e.robots)),
+                    forces: lines(starts(e.forces)),
                 }
             }
         }
@@ -678,19 +799,7 @@ fn drive_with_schedule(
     let Some(targets) = targets else {
         return Ok((drive_desc(mode, target, target_velocity, ke, kd), None));
     };
-    if targets.is_empty() {
-        return Err("`targets` needs at least one [t, value] pair".into());
-    }
-    if targets.iter().flatten().any(|v| !v.is_finite()) {
-        return Err("`targets` must be finite numbers".into());
-    }
-    if let Some(w) = targets.windows(2).find(|w| w[1][0] <= w[0][0]) {
-        return Err(format!(
-            "`targets` times must increase, got {} after {}",
-            w[1][0], w[0][0]
-        ));
-    }
-    let points: Vec<(f64, f64)> = targets.iter().map(|p| (p[0], p[1])).collect();
+    let points = schedule_points(targets, "targets")?;
     let schedule = DriveSchedule {
         drive: DriveId(0),
         points,
@@ -983,10 +1092,57 @@ pub fn parse_scene_as(
                 .ok_or_else(|| invalid(line, format!("drive of joint {joint:?}: no such drive")))
         })
         .collect::<Result<_, _>>()?;
+    let forces = file
+        .forces
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let line = nth(&lines.forces, i);
+            let bad = |m: String| invalid(line, format!("force on {:?}: {m}", f.body));
+            let body = model
+                .body_id(&f.body)
+                .ok_or_else(|| bad("no body has this name".into()))?;
+            if !model.bodies()[body.0].is_dynamic() {
+                return Err(bad("the body is static: a force cannot move it".into()));
+            }
+            let numbers = f
+                .force
+                .iter()
+                .chain(&f.torque)
+                .chain(f.point.iter().flatten());
+            if numbers.into_iter().any(|v| !v.is_finite()) {
+                return Err(bad("`force`, `torque` and `point` must be finite".into()));
+            }
+            let end = f.end.unwrap_or(f64::INFINITY);
+            if !f.start.is_finite() || end.is_nan() || end <= f.start {
+                return Err(bad(format!(
+                    "`end` ({end}) must come after `start` ({})",
+                    f.start
+                )));
+            }
+            let schedule = f
+                .schedule
+                .as_deref()
+                .map(|p| schedule_points(p, "schedule"))
+                .transpose()
+                .map_err(bad)?;
+            Ok(AppliedForce {
+                body,
+                force: Vector3::from(f.force),
+                torque: Vector3::from(f.torque),
+                point: f.point.map(Vector3::from),
+                body_frame: f.frame == ForceFrame::Body,
+                start: f.start,
+                end,
+                schedule,
+            })
+        })
+        .collect::<Result<_, _>>()?;
     Ok(Scene {
         model,
         settings,
         schedules,
+        forces,
         warnings,
     })
 }

@@ -109,28 +109,35 @@ impl PyModel {
         self_collision: bool,
         package_paths: Vec<PathBuf>,
     ) -> PyResult<Self> {
-        let (model, dt, warnings, schedules) = if axion_cli::is_robot(&path) {
+        let (model, dt, warnings, schedules, forces) = if axion_cli::is_robot(&path) {
             let setup = axion_cli::RobotSetup {
                 fixed_base,
                 package_paths,
                 self_collision,
             };
             let (model, imported) = axion_cli::robot_model(&path, &setup).map_err(axion_err)?;
-            (model, None, imported.warnings, 0)
+            (model, None, imported.warnings, 0, 0)
         } else {
             let scene = axion::load_scene(&path).map_err(axion_err)?;
-            let schedules = scene.schedules.len();
+            let (schedules, forces) = (scene.schedules.len(), scene.forces.len());
             (
                 scene.model,
                 Some(scene.settings.dt),
                 scene.warnings,
                 schedules,
+                forces,
             )
         };
         let mut warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
         if schedules > 0 {
             warnings.push(format!(
                 "{}: {schedules} drive schedule(s) (`targets = [[t, value], …]`) are applied by the axion command, not by the Python Simulator: set targets with set_position_targets / set_velocity_targets",
+                path.display()
+            ));
+        }
+        if forces > 0 {
+            warnings.push(format!(
+                "{}: {forces} [[forces]] entr(y/ies) are applied by the axion command, not by the Python Simulator: set them with set_wrenches",
                 path.display()
             ));
         }

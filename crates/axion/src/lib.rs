@@ -32,10 +32,10 @@ pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
 pub use axion_gpu::{GpuBackend, GpuError, GpuSettings};
 pub use axion_import as import;
 pub use axion_import::{
-    DriveSchedule, ImportWarning, ImportedRobot, InertiaPolicy, RobotError, RobotErrorKind,
-    RobotOptions, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides, import_mjcf,
-    import_mjcf_file, import_urdf, import_urdf_file, load_scene, parse_scene, parse_scene_as,
-    parse_scene_in,
+    AppliedForce, DriveSchedule, ImportWarning, ImportedRobot, InertiaPolicy, RobotError,
+    RobotErrorKind, RobotOptions, Scene, SceneError, SceneFormat, SceneSettings, SolverOverrides,
+    import_mjcf, import_mjcf_file, import_urdf, import_urdf_file, load_scene, parse_scene,
+    parse_scene_as, parse_scene_in,
 };
 pub use axion_math as math;
 pub use axion_model::measure::{Energy, JointErrors, JointMotion};
