@@ -560,8 +560,7 @@ fn last_row(name: &str, text: &str, body: &str) -> Vec<f64> {
     let csv = std::fs::read_to_string(out.join("trajectory.csv")).unwrap();
     let row = csv
         .lines()
-        .filter(|l| l.split(',').nth(2) == Some(body))
-        .last()
+        .rfind(|l| l.split(',').nth(2) == Some(body))
         .unwrap()
         .split(',')
         .skip(3)
