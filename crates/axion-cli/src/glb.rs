@@ -10,6 +10,8 @@
 //! * one node per shape under its body, at the shape's pose in the body frame, holding
 //!   the shape's [`visual_mesh`].
 //!
+//! `viewer.html` beside it shows the same file in a browser ([`viewer_html`]).
+//!
 //! Keys are linear in translation and spherical-linear in rotation (glTF `LINEAR`);
 //! consecutive quaternions are kept in the same hemisphere so that viewers interpolate
 //! the short way. Only world 0 of a batch is drawn.
@@ -293,8 +295,34 @@ fn container(json: &str, mut bin: Vec<u8>) -> Vec<u8> {
     out
 }
 
-/// Writes [`glb_bytes`] to `path`.
-pub fn write_glb(model: &Model, keys: &Keyframes, path: &Path) -> Result<(), CliError> {
+/// Writes [`glb_bytes`] to `path`, and [`viewer_html`] of the same bytes to
+/// `viewer.html` beside it.
+pub fn write_glb(
+    model: &Model,
+    keys: &Keyframes,
+    path: &Path,
+    title: &str,
+) -> Result<(), CliError> {
     let bytes = glb_bytes(model, keys)?;
-    std::fs::write(path, bytes).map_err(crate::io(path))
+    std::fs::write(path, &bytes).map_err(crate::io(path))?;
+    let page = path.with_file_name("viewer.html");
+    std::fs::write(&page, viewer_html(&bytes, title)).map_err(crate::io(&page))
+}
+
+/// The viewer page (`assets/viewer.html`): a self-contained HTML page that draws the
+/// animation `glb` (embedded as base64) on a 2D canvas with a timeline, in any browser,
+/// from disk, without network or WebGL.
+static VIEWER: &str = include_str!("../assets/viewer.html");
+
+/// [`VIEWER`] with `glb` and `title` (HTML-escaped) filled in.
+pub fn viewer_html(glb: &[u8], title: &str) -> String {
+    use base64::Engine;
+    let escaped = title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    VIEWER.replace("__AXION_TITLE__", &escaped).replace(
+        "__AXION_GLB_BASE64__",
+        &base64::engine::general_purpose::STANDARD.encode(glb),
+    )
 }

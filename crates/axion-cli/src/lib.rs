@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 mod glb;
 mod plots;
 
-pub use glb::{Keyframes, glb_bytes, write_glb};
+pub use glb::{Keyframes, glb_bytes, viewer_html, write_glb};
 pub use plots::{
     MAX_TRACKS, PANEL_HEIGHT, PLOT_WIDTH, Series, TITLE_HEIGHT, Track, panel_titles, plot_size,
     write_plots,
@@ -732,7 +732,7 @@ impl Outputs {
         let text = serde_json::to_string_pretty(summary).expect("a summary serialises");
         std::fs::write(&path, text + "\n").map_err(io(&path))?;
         let pictures = [
-            write_glb(model, &self.keys, &self.dir.join("animation.glb")),
+            write_glb(model, &self.keys, &self.dir.join("animation.glb"), title),
             write_plots(&self.series, title, &self.dir.join("plots.png")),
         ];
         for e in pictures.into_iter().filter_map(Result::err) {

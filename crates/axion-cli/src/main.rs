@@ -111,7 +111,8 @@ struct RunArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Write trajectory.csv, trajectory.jsonl, joints.csv, summary.json, animation.glb
-    /// (glTF, opens in Blender or any glTF viewer) and plots.png into this folder.
+    /// (glTF, opens in Blender or any glTF viewer), viewer.html (the animation in any
+    /// browser) and plots.png into this folder.
     #[arg(long)]
     out: Option<PathBuf>,
     /// No progress bar.
@@ -180,6 +181,7 @@ fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode 
                     "contacts.jsonl",
                     "summary.json",
                     "animation.glb",
+                    "viewer.html",
                     "plots.png",
                 ]
                 .into_iter()

@@ -252,3 +252,132 @@ fn plots_of_a_servo_show_the_joint_against_its_target() {
     assert!(titles[2].contains("targets"), "{titles:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// viewer.html beside animation.glb embeds exactly that file and the run's title, with
+/// every placeholder of the template filled.
+#[test]
+fn the_viewer_page_embeds_the_animation() {
+    use base64::Engine;
+    let dir = temp_dir("viewer");
+    run_into("stack", 0.3, &dir);
+    let page = std::fs::read_to_string(dir.join("viewer.html")).unwrap();
+    assert!(!page.contains("__AXION_"), "a placeholder is left");
+    assert!(page.contains("<title>stack: 30 steps of 0.01 s, backward Euler</title>"));
+    let start = page
+        .find(r#"<script id="glb" type="application/octet-stream">"#)
+        .unwrap();
+    let body = &page[start..];
+    let text = &body[body.find('>').unwrap() + 1..body.find("</script>").unwrap()];
+    let embedded = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .unwrap();
+    assert_eq!(embedded, std::fs::read(dir.join("animation.glb")).unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The browser to render the viewer with: `AXION_BROWSER`, else `chromium` where it is
+/// installed. `None` (the test says it is skipped) unless `AXION_BROWSER_REQUIRED=1`.
+fn browser() -> Option<std::path::PathBuf> {
+    let found = std::env::var_os("AXION_BROWSER")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            [
+                "/usr/bin/chromium",
+                "/usr/bin/chromium-browser",
+                "/usr/bin/google-chrome",
+            ]
+            .iter()
+            .map(std::path::PathBuf::from)
+            .find(|p| p.exists())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var("AXION_BROWSER_REQUIRED").as_deref() != Ok("1"),
+            "AXION_BROWSER_REQUIRED=1 but no browser: install chromium or set AXION_BROWSER"
+        );
+        eprintln!("skipped: no headless browser (install chromium or set AXION_BROWSER)");
+    }
+    found
+}
+
+/// Runs the headless browser on `url` with `extra` arguments; returns its stdout.
+fn headless(
+    browser: &std::path::Path,
+    profile: &std::path::Path,
+    extra: &[&str],
+    url: &str,
+) -> String {
+    let out = std::process::Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1000,700",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("the browser runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// In a real (headless) browser the page loads without a script error and draws the
+/// stack: the boxes' blue and green (the first two dynamic bodies' colours) cover
+/// hundreds of pixels each, over the grey floor.
+#[test]
+fn the_viewer_draws_the_bodies_in_a_browser() {
+    let Some(browser) = browser() else { return };
+    let dir = temp_dir("browser");
+    run_into("stack", 0.3, &dir);
+    let url = format!(
+        "file://{}?t=0.2&paused=1",
+        dir.join("viewer.html").display()
+    );
+    let dom = headless(&browser, &dir.join("profile-dom"), &["--dump-dom"], &url);
+    assert!(
+        dom.contains(r#"data-status="ready""#),
+        "the page did not finish: {}",
+        &dom[..dom.len().min(400)]
+    );
+    let shot = dir.join("shot.png");
+    headless(
+        &browser,
+        &dir.join("profile-shot"),
+        &[&format!("--screenshot={}", shot.display())],
+        &url,
+    );
+    let mut reader =
+        png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()))
+            .read_info()
+            .unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let step = info.color_type.samples();
+    let count = |f: &dyn Fn(i32, i32, i32) -> bool| {
+        pixels[..info.buffer_size()]
+            .chunks(step)
+            .filter(|p| f(p[0] as i32, p[1] as i32, p[2] as i32))
+            .count()
+    };
+    let blue = count(&|r, g, b| b > r + 60 && b > g + 20);
+    let green = count(&|r, g, b| g > r + 40 && g > b + 40);
+    let grey = count(&|r, g, b| (r - g).abs() < 6 && (g - b).abs() < 6 && (150..230).contains(&r));
+    assert!(
+        blue > 500 && green > 500,
+        "blue {blue}, green {green} pixels"
+    );
+    assert!(grey > 10_000, "the floor: {grey} grey pixels");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
