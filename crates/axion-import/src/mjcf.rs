@@ -24,7 +24,8 @@
 //!   implicit drives on their joints: with gear $g$, a position actuator's force on the
 //!   joint is $g\,(k_p (u - g q) - k_v g \dot q)$, a drive of stiffness $k_p g^2$ and
 //!   damping $k_v g^2$ to $u/g$; a position and a velocity actuator on one joint make one
-//!   drive. Motors and other actuators are listed in a warning.
+//!   drive. `forcerange` (with `forcelimited` true or auto) bounds the drive's force at
+//!   $g$ times its larger end. Motors and other actuators are listed in a warning.
 //!
 //! Everything else (sensors, tendons, equality constraints, sites, keyframes, soft
 //! contact parameters, armature, …) is listed in warnings, one per kind of element.
@@ -115,7 +116,13 @@ fn read(
         }
     }
     let name = root.attribute("model").unwrap_or("mujoco").to_string();
-    for (joint, drive) in drives {
+    let mut joints = joints;
+    for (joint, drive, limit) in drives {
+        if limit.is_finite()
+            && let Some(j) = joints.iter_mut().find(|j| j.name == joint)
+        {
+            j.effort = limit;
+        }
         importer.drives.borrow_mut().entry(joint).or_insert(drive);
     }
     *importer.excludes.borrow_mut() = excludes;
@@ -858,9 +865,46 @@ impl<'x> Reader<'x, '_, '_> {
             .into_owned()
     }
 
-    /// `<actuator>`: drives by joint name.
-    fn read_actuators(&self, root: Node<'x, 'x>) -> Result<Vec<(String, DriveDesc)>, RobotError> {
-        let mut drives: Vec<(String, DriveDesc)> = Vec::new();
+    /// An actuator's largest joint force: `forcerange` times the gear when
+    /// `forcelimited` is true, or "auto" (the default) with a `forcerange`;
+    /// `Some(∞)` when unlimited. An asymmetric range is applied as ± its larger end,
+    /// with a warning.
+    fn force_limit(&self, a: Node<'x, 'x>, class: &str, gear: f64) -> Result<f64, RobotError> {
+        let limited = self.attr(a, class, "forcelimited").unwrap_or("auto");
+        let range = self.list(a, class, "forcerange")?;
+        let Some(range) = range.filter(|_| limited != "false") else {
+            return Ok(f64::INFINITY);
+        };
+        let [lo, hi] = range[..] else {
+            return Err(self.invalid(self.xml.issue(
+                a,
+                format!("forcerange needs two numbers, got {}", range.len()),
+            )));
+        };
+        if lo > 0.0 || hi < 0.0 || lo == hi {
+            return Err(self.invalid(self.xml.issue(
+                a,
+                format!("forcerange [{lo}, {hi}] must contain 0 and not be empty"),
+            )));
+        }
+        if lo != -hi {
+            self.imp.warn(
+                Some(self.xml.line(a)),
+                format!(
+                    "asymmetric forcerange [{lo}, {hi}] is applied as ±{}",
+                    lo.abs().max(hi)
+                ),
+            );
+        }
+        Ok(lo.abs().max(hi) * gear.abs())
+    }
+
+    /// `<actuator>`: drives by joint name, with their largest joint force (∞: none).
+    fn read_actuators(
+        &self,
+        root: Node<'x, 'x>,
+    ) -> Result<Vec<(String, DriveDesc, f64)>, RobotError> {
+        let mut drives: Vec<(String, DriveDesc, f64)> = Vec::new();
         for section in root.children().filter(|c| c.has_tag_name("actuator")) {
             for a in section.children().filter(Node::is_element) {
                 let class = a.attribute("class").unwrap_or("main");
@@ -890,9 +934,10 @@ impl<'x> Reader<'x, '_, '_> {
                         continue;
                     }
                 };
-                match drives.iter_mut().find(|(j, _)| j == joint) {
-                    None => drives.push((joint.to_string(), drive)),
-                    Some((_, existing)) => match (*existing, drive) {
+                let limit = self.force_limit(a, class, gear)?;
+                match drives.iter_mut().find(|(j, _, _)| j == joint) {
+                    None => drives.push((joint.to_string(), drive, limit)),
+                    Some((_, existing, existing_limit)) => match (*existing, drive) {
                         (DriveDesc::Position { ke, .. }, DriveDesc::Velocity { ke: kv, .. })
                         | (DriveDesc::Velocity { ke: kv, .. }, DriveDesc::Position { ke, .. }) => {
                             *existing = DriveDesc::Position {
@@ -901,6 +946,8 @@ impl<'x> Reader<'x, '_, '_> {
                                 ke,
                                 kd: kv,
                             };
+                            // Two actuators on one joint add their forces.
+                            *existing_limit += limit;
                         }
                         _ => {
                             return Err(self.invalid(self.xml.issue(

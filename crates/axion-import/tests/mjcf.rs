@@ -399,3 +399,52 @@ fn actuators_become_drives_and_scenes_take_mjcf() {
     let upper = model.body_id("upper").unwrap();
     assert!((model.bodies()[upper.0].initial_pose.translation.z - 1.5).abs() < 1e-12);
 }
+
+/// An actuator's `forcerange` (with `forcelimited` auto or true) bounds its drive at the
+/// gear times its larger end; `forcelimited="false"` leaves it unbounded; an
+/// asymmetric range is warned about; a range without 0 is refused with its line.
+#[test]
+fn forcerange_bounds_the_drive() {
+    let model = |actuator: &str| {
+        let text = format!(
+            r#"<mujoco>
+  <worldbody>
+    <body name="arm" pos="0 0 1"><joint name="j" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/></body>
+  </worldbody>
+  <actuator>
+    {actuator}
+  </actuator>
+</mujoco>"#
+        );
+        let mut b = ModelBuilder::new();
+        import_mjcf(&text, &RobotOptions::default(), &mut b).map(|imported| {
+            let model = b.build().unwrap();
+            (model.drives()[0].initial.max_force(), imported.warnings)
+        })
+    };
+    let (limit, warnings) =
+        model(r#"<position joint="j" kp="100" gear="3" forcerange="-2 2"/>"#).unwrap();
+    assert_eq!(limit, 6.0);
+    assert!(
+        warnings.iter().all(|w| !w.message.contains("forcerange")),
+        "{warnings:?}"
+    );
+    let (limit, _) =
+        model(r#"<position joint="j" kp="100" forcelimited="false" forcerange="-2 2"/>"#).unwrap();
+    assert_eq!(limit, f64::INFINITY);
+    let (limit, warnings) = model(r#"<velocity joint="j" kv="10" forcerange="-1 3"/>"#).unwrap();
+    assert_eq!(limit, 3.0);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.message.contains("asymmetric forcerange")),
+        "{warnings:?}"
+    );
+    let err = model(r#"<position joint="j" kp="1" forcerange="1 2"/>"#)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("must contain 0") && err.contains("line 6"),
+        "{err}"
+    );
+}
