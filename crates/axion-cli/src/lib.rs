@@ -954,6 +954,9 @@ pub struct RobotSetup {
     pub package_paths: Vec<PathBuf>,
     /// Let the robot's links collide with each other ([`axion::RobotOptions::self_collision`]).
     pub self_collision: bool,
+    /// Start coordinates of joints by name (rad or m;
+    /// [`axion::RobotOptions::initial_positions`]).
+    pub initial_positions: std::collections::HashMap<String, f64>,
 }
 
 /// A URDF or MJCF robot on flat ground (a half-space, μ = [`URDF_GROUND_FRICTION`], also
@@ -998,6 +1001,7 @@ pub fn robot_model(
             file: Some(path.to_path_buf()),
             package_paths: setup.package_paths.clone(),
             self_collision: setup.self_collision,
+            initial_positions: setup.initial_positions.clone(),
             start_in_range: true,
             ..Default::default()
         };

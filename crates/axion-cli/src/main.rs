@@ -83,6 +83,7 @@ impl RobotArgs {
             fixed_base: self.fixed_base,
             package_paths: self.package_paths.clone(),
             self_collision: self.self_collision,
+            ..RobotSetup::default()
         }
     }
 

@@ -98,22 +98,25 @@ impl PyModel {
     /// `.json`). A robot is set up as `axion run` sets it up: on flat ground (μ 0.8)
     /// with its lowest point 1 mm above it, or bolted to the world with
     /// `fixed_base=True`; `package_paths` are searched for `package://` meshes before
-    /// `ROS_PACKAGE_PATH`. What the import repaired or left out is in `warnings` (and
+    /// `ROS_PACKAGE_PATH`; `initial_positions` gives joints their start angle or
+    /// offset by name (rad or m; the others start as the file describes them). What the import repaired or left out is in `warnings` (and
     /// issued as one Python warning).
     #[staticmethod]
-    #[pyo3(signature = (path, *, fixed_base=false, self_collision=false, package_paths=Vec::new()))]
+    #[pyo3(signature = (path, *, fixed_base=false, self_collision=false, package_paths=Vec::new(), initial_positions=std::collections::HashMap::new()))]
     fn load(
         py: Python<'_>,
         path: PathBuf,
         fixed_base: bool,
         self_collision: bool,
         package_paths: Vec<PathBuf>,
+        initial_positions: std::collections::HashMap<String, f64>,
     ) -> PyResult<Self> {
         let (model, dt, warnings, schedules, forces) = if axion_cli::is_robot(&path) {
             let setup = axion_cli::RobotSetup {
                 fixed_base,
                 package_paths,
                 self_collision,
+                initial_positions,
             };
             let (model, imported) = axion_cli::robot_model(&path, &setup).map_err(axion_err)?;
             (model, None, imported.warnings, 0, 0)

@@ -173,3 +173,19 @@ def test_contact_forces_carry_the_weight_and_slide_at_mu_n():
     wrenches = sim.contact_wrenches()
     assert wrenches.shape == (2, 2, 6)
     np.testing.assert_allclose(wrenches[0, cube], [0, 0, G, 0, 0, 0], atol=1e-9)
+
+
+def test_a_robot_starts_at_the_joint_angles_given():
+    """`initial_positions` by joint name: the cartpole's slider starts 0.3 m out and its
+    pole 0.5 rad over, as joint_positions reads them before any step; the others at 0."""
+    with pytest.warns(UserWarning, match="velocity limits of 1 joints"):
+        model = axion.Model.load(
+            REPOSITORY / "examples/robots/cartpole.urdf",
+            fixed_base=True,
+            initial_positions={"slider": 0.3, "hinge": 0.5},
+        )
+    sim = axion.Simulator(model, worlds=2)
+    q = sim.joint_positions()
+    names = model.joint_names
+    np.testing.assert_allclose(q[:, names.index("slider")], 0.3, atol=1e-12)
+    np.testing.assert_allclose(q[:, names.index("hinge")], 0.5, atol=1e-12)

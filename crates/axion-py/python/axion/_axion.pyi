@@ -1,7 +1,7 @@
 """Type stubs of the axion extension module (crates/axion-py/src/lib.rs)."""
 
 from os import PathLike
-from typing import Optional, Sequence, TypedDict, Union
+from typing import Mapping, Optional, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +50,7 @@ class Model:
         fixed_base: bool = False,
         self_collision: bool = False,
         package_paths: Sequence[Union[str, PathLike[str]]] = (),
+        initial_positions: Mapping[str, float] = {},
     ) -> Model:
         """A URDF or MJCF robot on flat ground (or bolted down with fixed_base), or a
         scene file (.toml, .json). Import warnings are in `warnings`."""
