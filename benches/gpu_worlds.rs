@@ -12,7 +12,8 @@
 //! (4096 pyramids in 7 on lavapipe).
 //!
 //! `cargo bench --bench gpu_worlds` (on a machine without a GPU, Mesa's lavapipe runs
-//! it; set `AXION_GPU_TESTS=skip` to leave the GPU part out).
+//! it; without an adapter, or with `AXION_GPU_TESTS=skip`, the GPU part is left out with
+//! a line saying so).
 
 use std::time::{Duration, Instant};
 
@@ -78,7 +79,7 @@ fn report_timed(name: &str, worlds: usize, report: &StepReport) {
 }
 
 fn gpu(c: &mut Criterion) {
-    if std::env::var("AXION_GPU_TESTS").is_ok_and(|v| v == "skip") {
+    if !axion::device_tests_run("gpu_worlds benchmark") {
         return;
     }
     let mut group = c.benchmark_group("gpu_worlds");

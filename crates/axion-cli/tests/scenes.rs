@@ -312,7 +312,7 @@ fn scene_settings_reach_the_backend_that_runs_it() {
     }
     run_scene(&path, &quick()).unwrap();
 
-    if std::env::var("AXION_GPU_TESTS").is_ok_and(|v| v == "skip") {
+    if !axion::device_tests_run("scene settings on the GPU") {
         std::fs::remove_dir_all(&dir).unwrap();
         return;
     }
@@ -323,8 +323,7 @@ fn scene_settings_reach_the_backend_that_runs_it() {
         duration: None,
         ..quick()
     };
-    let summary = run_scene(&path, &options)
-        .unwrap_or_else(|e| panic!("{e} (set AXION_GPU_TESTS=skip without an adapter)"));
+    let summary = run_scene(&path, &options).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(summary.max_iterations, 1, "{summary}");
     assert!(summary.converged_share < 1.0, "{summary}");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -41,3 +41,33 @@ pub use error::GpuError;
 pub fn check_model(model: &axion_model::Model) -> Result<(), GpuError> {
     step::check_supported(model)
 }
+
+/// Whether tests and benchmarks that need a GPU adapter run here, after saying so when
+/// they do not. `AXION_GPU_TESTS=skip` skips them; `AXION_GPU_TESTS=require` runs them
+/// and a missing adapter fails them (as CI sets it, with Mesa's software driver
+/// installed); by default they run where an adapter is found and are skipped, with a
+/// line on the terminal naming `what` and why, where none is. The line is written past
+/// the test harness's capture, so a passing run shows it.
+pub fn device_tests_run(what: &str) -> bool {
+    use std::io::Write;
+    static FOUND: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let say = |line: String| {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    };
+    match std::env::var("AXION_GPU_TESTS").as_deref() {
+        Ok("skip") => {
+            say(format!("{what}: skipped (AXION_GPU_TESTS=skip)"));
+            false
+        }
+        Ok("require") => true,
+        _ => match FOUND.get_or_init(|| GpuContext::new().map(|_| ()).map_err(|e| e.to_string())) {
+            Ok(()) => true,
+            Err(e) => {
+                say(format!(
+                    "{what}: skipped, no GPU adapter: {e} (AXION_GPU_TESTS=require makes this a failure)"
+                ));
+                false
+            }
+        },
+    }
+}

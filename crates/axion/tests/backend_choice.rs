@@ -101,11 +101,11 @@ fn gpu_refuses_models_it_cannot_run() {
 /// The GPU backend through the facade (needs an adapter; CI has lavapipe).
 #[test]
 fn gpu_runs_the_pendulum() {
-    if std::env::var("AXION_GPU_TESTS").is_ok_and(|v| v == "skip") {
+    if !axion::device_tests_run("gpu_runs_the_pendulum") {
         return;
     }
     let mut sim = Simulator::new(scenes::pendulum().unwrap(), 3, 0.01, BackendChoice::Gpu)
-        .unwrap_or_else(|e| panic!("{e} (set AXION_GPU_TESTS=skip without an adapter)"));
+        .unwrap_or_else(|e| panic!("{e}"));
     assert!(sim.backend_name().starts_with("gpu"));
     assert!(sim.backend_reason().starts_with("requested, on "));
     let summary = sim.run(50).unwrap();

@@ -1,5 +1,6 @@
-//! Shared by the device tests: an adapter is required (CI installs lavapipe) unless
-//! `AXION_GPU_TESTS=skip` is set, in which case the device tests return early.
+//! Shared by the device tests: they run where an adapter is found, are skipped with a
+//! line saying so where none is, and fail without one under `AXION_GPU_TESTS=require`
+//! (CI installs lavapipe and sets it): [`axion_gpu::device_tests_run`].
 
 #![allow(dead_code)]
 
@@ -7,17 +8,13 @@ use axion_cpu::CpuBackend;
 use axion_gpu::{GpuBackend, GpuContext, GpuSettings};
 use axion_model::{Backend, BodyId, Control, Model, State, measure};
 
-/// Whether the environment asks to skip tests that need an adapter.
+/// Whether device tests are skipped here ([`axion_gpu::device_tests_run`]).
 pub fn skipped() -> bool {
-    let skip = std::env::var("AXION_GPU_TESTS").is_ok_and(|v| v == "skip");
-    if skip {
-        eprintln!("AXION_GPU_TESTS=skip: device test not run");
-    }
-    skip
+    !axion_gpu::device_tests_run("axion-gpu device test")
 }
 
 fn no_adapter(e: axion_gpu::GpuError) -> ! {
-    panic!("{e}\n(set AXION_GPU_TESTS=skip to skip the device tests on a machine without one)")
+    panic!("{e}\n(AXION_GPU_TESTS=require: the device tests need an adapter here)")
 }
 
 /// A device context, or `None` when device tests are skipped.
