@@ -89,8 +89,16 @@ struct Panel<'a> {
 
 /// A y range that contains `values` with a 5 % margin; `0..1` when they are all zero,
 /// and a non-empty one around them when they are all equal.
+/// Values beyond this magnitude are drawn at it: the range and its margin must stay
+/// finite (near `f64::MAX` the span overflows and plotters never finishes the axis).
+const PLOT_LIMIT: f64 = 1e300;
+
 fn y_range(values: &[&[f64]]) -> std::ops::Range<f64> {
-    let all = values.iter().flat_map(|v| v.iter().copied());
+    let all = values
+        .iter()
+        .flat_map(|v| v.iter().copied())
+        .filter(|v| v.is_finite())
+        .map(|v| v.clamp(-PLOT_LIMIT, PLOT_LIMIT));
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
@@ -98,7 +106,7 @@ fn y_range(values: &[&[f64]]) -> std::ops::Range<f64> {
         return 0.0..1.0;
     }
     let pad = if hi > lo {
-        0.05 * (hi - lo)
+        0.05 * hi - 0.05 * lo
     } else {
         0.5 * lo.abs()
     };
@@ -254,7 +262,10 @@ fn draw(series: &Series, title: &str, path: &Path) -> Result<(), Box<dyn std::er
             .iter()
             .map(|l| {
                 l.1.iter()
-                    .map(|&v| if panel.log { v.max(bottom).log10() } else { v })
+                    .map(|&v| {
+                        let v = v.clamp(-PLOT_LIMIT, PLOT_LIMIT);
+                        if panel.log { v.max(bottom).log10() } else { v }
+                    })
                     .collect()
             })
             .collect();

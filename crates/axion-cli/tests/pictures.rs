@@ -381,3 +381,38 @@ fn the_viewer_draws_the_bodies_in_a_browser() {
     assert!(grey > 10_000, "the floor: {grey} grey pixels");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Values near the largest f64 (a run that blew up but stayed finite) are drawn, at
+/// the edge of their panel, within seconds: the axis range stays finite.
+#[test]
+fn plots_of_values_near_the_largest_float_finish() {
+    let dir = temp_dir("huge");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("plots.png");
+    let n = 50;
+    let series = axion_cli::Series {
+        t: (0..n).map(|k| k as f64 * 0.01).collect(),
+        kinetic: (0..n).map(|k| if k > 25 { 1.7e308 } else { 1.0 }).collect(),
+        potential: (0..n)
+            .map(|k| if k > 25 { -1.7e308 } else { 0.0 })
+            .collect(),
+        joint_error: vec![1.7e308; n],
+        penetration: vec![0.0; n],
+        iterations: vec![3.0; n],
+        has_joints: true,
+        has_contacts: true,
+        integrator: "backward Euler".into(),
+        ..Default::default()
+    };
+    let (done, wait) = std::sync::mpsc::channel();
+    let target = path.clone();
+    std::thread::spawn(move || {
+        let _ = done.send(axion_cli::write_plots(&series, "huge", &target));
+    });
+    let drawn = wait
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the plots finish within a minute");
+    drawn.unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() > 10_000);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
