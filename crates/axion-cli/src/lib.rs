@@ -373,6 +373,10 @@ pub struct Summary {
     pub backend: String,
     /// The time integrator ([`integrator_name`]).
     pub integrator: String,
+    /// The scene or robot file that was run (`None` for a built-in demo).
+    pub file: Option<String>,
+    /// The solver settings the run used ([`solver_record`]).
+    pub solver: serde_json::Value,
     /// Time step (s).
     pub dt: f64,
     /// Steps taken.
@@ -869,6 +873,7 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
         &Inputs {
             schedules: &scene.schedules,
             forces: &scene.forces,
+            file: Some(path),
         },
         &options,
     )
@@ -1072,7 +1077,10 @@ pub fn run_robot(
         model,
         URDF_RUN.0,
         URDF_RUN.1,
-        &Inputs::default(),
+        &Inputs {
+            file: Some(path),
+            ..Inputs::default()
+        },
         options,
     )
 }
@@ -1152,6 +1160,40 @@ pub struct Inputs<'a> {
     pub schedules: &'a [axion::DriveSchedule],
     /// Forces and torques on bodies ([`axion::AppliedForce`]).
     pub forces: &'a [axion::AppliedForce],
+    /// The file the model came from, for the summary.
+    pub file: Option<&'a Path>,
+}
+
+/// The settings of the solver a backend choice runs, for `summary.json`: the backend,
+/// iteration limit, tolerances (m/s, m or rad), contact margin (m) and, on the CPU,
+/// worker threads (0: one per core).
+pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
+    match choice {
+        BackendChoice::Gpu | BackendChoice::GpuWith(_) => {
+            let g = match choice {
+                BackendChoice::GpuWith(g) => g,
+                _ => GpuSettings::default(),
+            };
+            serde_json::json!({
+                "backend": "gpu", "max_iterations": g.max_iterations,
+                "velocity_tolerance": g.velocity_tolerance, "position_tolerance": g.position_tolerance,
+                "contact_tolerance": g.contact_tolerance, "contact_margin": g.contact_margin,
+                "max_linear_iterations": g.max_linear_iterations, "linear_tolerance": g.linear_tolerance,
+            })
+        }
+        _ => {
+            let c = match choice {
+                BackendChoice::CpuWith(c) => c,
+                _ => SolverSettings::default(),
+            };
+            serde_json::json!({
+                "backend": "cpu", "max_iterations": c.max_iterations,
+                "velocity_tolerance": c.velocity_tolerance, "position_tolerance": c.position_tolerance,
+                "contact_tolerance": c.contact_tolerance, "contact_margin": c.contact_margin,
+                "contact_persistence": c.contact_persistence, "threads": c.threads,
+            })
+        }
+    }
 }
 
 /// Sets the wrench of every body that `forces` push, in every world, to their sum
@@ -1298,6 +1340,8 @@ pub fn run_model(
         demo: name.to_string(),
         backend: format!("{} ({})", sim.backend_name(), sim.backend_reason()),
         integrator: integrator.to_string(),
+        file: inputs.file.map(|p| p.display().to_string()),
+        solver: solver_record(backend),
         dt,
         steps: taken,
         worlds,

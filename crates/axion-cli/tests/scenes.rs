@@ -616,3 +616,35 @@ fn impossible_forces_are_refused_with_their_line() {
         assert!(err.contains(expected) && err.contains("line 10"), "{err}");
     }
 }
+
+/// summary.json says what ran and how: the scene file, the integrator, and the solver
+/// settings the file asked for.
+#[test]
+fn the_summary_records_the_file_and_the_solver_settings() {
+    let dir = std::env::temp_dir().join(format!("axion-summary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("pendulum.toml");
+    let text = std::fs::read_to_string(root().join("examples/scenes/pendulum.toml")).unwrap();
+    std::fs::write(
+        &path,
+        format!("{text}\n[simulation.solver]\nmax_iterations = 7\ncontact_margin = 0.03\n"),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    run_scene(
+        &path,
+        &RunOptions {
+            out: Some(out.clone()),
+            ..quick()
+        },
+    )
+    .unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["file"], path.display().to_string());
+    assert_eq!(summary["integrator"], "energy–momentum", "the file asks for it");
+    assert_eq!(summary["solver"]["backend"], "cpu");
+    assert_eq!(summary["solver"]["max_iterations"], 7);
+    assert_eq!(summary["solver"]["contact_margin"], 0.03);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
