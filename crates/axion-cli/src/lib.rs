@@ -515,6 +515,10 @@ struct Outputs {
     keys: Keyframes,
     /// Animation keys are taken every `key_stride` recorded steps (and at the end).
     key_stride: usize,
+    /// The plotted series takes every `series_stride`-th recorded step (and the last);
+    /// the stride doubles whenever the series reaches [`plots::MAX_SAMPLES`], so a run
+    /// of any length keeps at most that many samples in memory.
+    series_stride: usize,
 }
 
 /// Margin (m) of the contact search that measures penetration for the plots: the CPU
@@ -631,6 +635,7 @@ impl Outputs {
             },
             keys: Keyframes::default(),
             key_stride: ((1.0 / KEYS_PER_SECOND) / dt).floor().max(1.0) as usize,
+            series_stride: 1,
         })
     }
 
@@ -645,7 +650,13 @@ impl Outputs {
         stats: &[StepStats],
     ) -> Result<(), CliError> {
         let model = sim.model();
-        self.sample(sim, t, stats);
+        if k.is_multiple_of(self.series_stride) || last {
+            if self.series.t.len() >= plots::MAX_SAMPLES {
+                self.series.thin();
+                self.series_stride *= 2;
+            }
+            self.sample(sim, t, stats);
+        }
         if k.is_multiple_of(self.key_stride) || last {
             let poses = (0..model.bodies().len())
                 .map(|b| sim.state().body_pose(model, 0, axion::BodyId(b)))
@@ -1153,6 +1164,26 @@ pub fn check_scene(path: &Path) -> Result<String, CliError> {
     ))
 }
 
+/// Bytes the trajectories take per body and recorded step (trajectory.csv and .jsonl,
+/// measured: 800 to 880 on the demos), and per joint with a coordinate (joints.csv).
+const BYTES_PER_BODY_ROW: u64 = 850;
+const BYTES_PER_JOINT_ROW: u64 = 80;
+
+/// Runs that would write more than this many bytes are announced before they start.
+pub const LARGE_OUTPUT: u64 = 1_000_000_000;
+
+/// About how many bytes the files of a run of `steps` steps of `worlds` worlds of
+/// `model` take (the trajectories and joints.csv; contacts.jsonl not counted).
+pub fn output_estimate(model: &Model, steps: usize, worlds: usize) -> u64 {
+    let rows = (steps as u64 + 1) * worlds as u64;
+    let joints = model
+        .joints()
+        .iter()
+        .filter(|j| j.coordinate().is_some())
+        .count() as u64;
+    rows * (model.bodies().len() as u64 * BYTES_PER_BODY_ROW + joints * BYTES_PER_JOINT_ROW)
+}
+
 /// What a scene feeds a run besides its model: drive targets over time and forces.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs<'a> {
@@ -1247,6 +1278,17 @@ pub fn run_model(
     let steps = step_count(duration, dt)?;
     let backend = with_threads(options.backend, options.threads)?;
     let worlds = options.worlds.unwrap_or(1);
+    if let Some(dir) = options.out.as_deref() {
+        let bytes = output_estimate(&model, steps, worlds);
+        if bytes > LARGE_OUTPUT {
+            eprintln!(
+                "note: this run will write about {:.1} GB into {} ({steps} steps × {worlds} world(s) × {} bodies); Ctrl-C ends it early with every file complete",
+                bytes as f64 / 1e9,
+                dir.display(),
+                model.bodies().len()
+            );
+        }
+    }
     let mut sim = Simulator::new(model, worlds, dt, backend)?;
     let integrator = integrator_name(backend);
     let mut outputs = match options.out.as_deref() {
@@ -1383,6 +1425,33 @@ mod tests {
         assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
         assert_eq!(utc(1_795_617_296), "2026-11-25T14:34:56Z");
         assert_eq!(utc(4_102_444_799), "2099-12-31T23:59:59Z");
+    }
+
+    /// A long run keeps a bounded series: 45 000 steps leave between half and all of
+    /// [`plots::MAX_SAMPLES`] samples, in time order, ending at the last step.
+    #[test]
+    fn the_plotted_series_stays_bounded() {
+        let dir = std::env::temp_dir().join(format!("axion-bounded-{}", std::process::id()));
+        let mut sim =
+            Simulator::new(scenes::pendulum().unwrap(), 1, 1e-4, BackendChoice::Cpu).unwrap();
+        let mut out = Outputs::new(&dir, sim.model(), 1e-4, "backward Euler", false).unwrap();
+        let steps = 45_000;
+        for k in 0..steps {
+            let report = sim.step().unwrap().clone();
+            let t = (k + 1) as f64 * 1e-4;
+            out.record(&sim, (k + 1, k + 1 == steps), t, &report.worlds)
+                .unwrap();
+        }
+        let t = &out.series.t;
+        assert!(
+            (plots::MAX_SAMPLES / 2..=plots::MAX_SAMPLES).contains(&t.len()),
+            "{}",
+            t.len()
+        );
+        assert!(t.windows(2).all(|w| w[0] < w[1]));
+        assert!((t.last().unwrap() - 4.5).abs() < 1e-9);
+        assert_eq!(out.series.kinetic.len(), t.len());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The plotted penetration is the current one, measured afresh at every step: a

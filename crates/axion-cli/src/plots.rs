@@ -67,6 +67,37 @@ pub struct Series {
     pub integrator: String,
 }
 
+/// Samples a series keeps at most before it is thinned ([`Series::thin`]): far more
+/// than a panel's width in pixels.
+pub const MAX_SAMPLES: usize = 20_000;
+
+impl Series {
+    /// Keeps every other sample (the first, third, …) of every quantity.
+    pub fn thin(&mut self) {
+        fn half(v: &mut Vec<f64>) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+        }
+        for v in [
+            &mut self.t,
+            &mut self.kinetic,
+            &mut self.potential,
+            &mut self.joint_error,
+            &mut self.penetration,
+            &mut self.iterations,
+        ] {
+            half(v);
+        }
+        for track in &mut self.tracks {
+            half(&mut track.value);
+            half(&mut track.target);
+        }
+    }
+}
+
 /// Driven joints drawn at most (the first ones of the model).
 pub const MAX_TRACKS: usize = 6;
 

@@ -109,3 +109,22 @@ fn contacts_jsonl_carries_the_weight_and_the_coulomb_friction() {
     assert!(!dir.join("contacts.jsonl").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The size announced for a large run is the size written: within 25 % of the
+/// trajectories and joints.csv of a skid-steer run of two worlds.
+#[test]
+fn the_output_estimate_matches_what_a_run_writes() {
+    let dir = run("skid-steer", 1.0, false, "estimate");
+    let written: u64 = ["trajectory.csv", "trajectory.jsonl", "joints.csv"]
+        .iter()
+        .map(|f| std::fs::metadata(dir.join(f)).unwrap().len())
+        .sum();
+    let model = find("skid-steer").unwrap().model().unwrap();
+    let estimate = axion_cli::output_estimate(&model, 100, 2);
+    let ratio = estimate as f64 / written as f64;
+    assert!(
+        (0.75..1.25).contains(&ratio),
+        "estimate {estimate} B, written {written} B"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -642,7 +642,10 @@ fn the_summary_records_the_file_and_the_solver_settings() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["file"], path.display().to_string());
-    assert_eq!(summary["integrator"], "energy–momentum", "the file asks for it");
+    assert_eq!(
+        summary["integrator"], "energy–momentum",
+        "the file asks for it"
+    );
     assert_eq!(summary["solver"]["backend"], "cpu");
     assert_eq!(summary["solver"]["max_iterations"], 7);
     assert_eq!(summary["solver"]["contact_margin"], 0.03);
