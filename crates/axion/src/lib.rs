@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 pub use axion_collision as collision;
 pub use axion_constraints as constraints;
 pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
+#[cfg(feature = "gpu")]
 pub use axion_gpu::{GpuBackend, GpuError, GpuSettings, device_tests_run};
 pub use axion_import as import;
 pub use axion_import::{
@@ -67,11 +68,12 @@ pub enum BackendChoice {
     Cpu,
     /// The CPU reference with custom solver settings.
     CpuWith(SolverSettings),
-    /// The GPU backend (f32, wgpu): an error if there is no adapter or the model uses
+    /// The GPU backend (f32, wgpu): an error if there is no adapter, the model uses
     /// what it does not implement yet (convex hulls, meshes or height fields that may
-    /// collide).
+    /// collide), or the crate was built without its `gpu` feature.
     Gpu,
     /// The GPU backend with custom settings.
+    #[cfg(feature = "gpu")]
     GpuWith(GpuSettings),
     /// The best available backend for the batch: the GPU for at least
     /// [`AUTO_GPU_MIN_WORLDS`] worlds of a model it can run on a hardware adapter,
@@ -101,7 +103,14 @@ pub enum SimError {
     Collision(#[from] axion_collision::CollisionError),
     /// The GPU backend was requested and cannot run (no adapter, unsupported model).
     #[error(transparent)]
+    #[cfg(feature = "gpu")]
     Gpu(#[from] GpuError),
+    /// The GPU backend was requested from a build without it.
+    #[cfg(not(feature = "gpu"))]
+    #[error(
+        "this build of axion has no GPU backend: build it with the `gpu` feature (on by default)"
+    )]
+    NoGpuBackend,
     /// A step left a body with a non-finite pose or velocity (a step far too large for
     /// the motion, or an input beyond what f64 holds). The state is that of the failed
     /// step; nothing after it should be trusted.
@@ -141,6 +150,7 @@ impl RunSummary {
 }
 
 /// The GPU backend, as requested.
+#[cfg(feature = "gpu")]
 fn gpu(
     model: &Model,
     worlds: usize,
@@ -161,19 +171,27 @@ fn auto(model: &Model, worlds: usize) -> (Box<dyn Backend>, String) {
             "{worlds} worlds (the GPU is used from {AUTO_GPU_MIN_WORLDS})"
         ));
     }
-    if let Err(e) = axion_gpu::check_model(model) {
-        return cpu(e.to_string());
-    }
-    match GpuBackend::for_model(model, worlds, GpuSettings::default()) {
-        Ok(g) if g.adapter().is_hardware() => {
-            let reason = format!("auto: GPU {} for {worlds} worlds", g.adapter());
-            (Box::new(g), reason)
+    #[cfg(feature = "gpu")]
+    {
+        if let Err(e) = axion_gpu::check_model(model) {
+            return cpu(e.to_string());
         }
-        Ok(g) => cpu(format!(
-            "the only adapter is a software one ({})",
-            g.adapter()
-        )),
-        Err(e) => cpu(e.to_string()),
+        match GpuBackend::for_model(model, worlds, GpuSettings::default()) {
+            Ok(g) if g.adapter().is_hardware() => {
+                let reason = format!("auto: GPU {} for {worlds} worlds", g.adapter());
+                (Box::new(g), reason)
+            }
+            Ok(g) => cpu(format!(
+                "the only adapter is a software one ({})",
+                g.adapter()
+            )),
+            Err(e) => cpu(e.to_string()),
+        }
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        let _ = model;
+        cpu("built without the gpu feature".into())
     }
 }
 
@@ -209,8 +227,12 @@ impl Simulator {
             BackendChoice::CpuWith(settings) => {
                 (Box::new(CpuBackend::new(settings)), "requested".into())
             }
+            #[cfg(feature = "gpu")]
             BackendChoice::Gpu => gpu(&model, worlds, GpuSettings::default())?,
+            #[cfg(feature = "gpu")]
             BackendChoice::GpuWith(settings) => gpu(&model, worlds, settings)?,
+            #[cfg(not(feature = "gpu"))]
+            BackendChoice::Gpu => return Err(SimError::NoGpuBackend),
             BackendChoice::Auto => auto(&model, worlds),
         };
         Ok(Self {

@@ -1,6 +1,8 @@
 //! Backend choice: `Auto` takes the CPU for small batches, software adapters and models
 //! the GPU cannot run, and says why; `Gpu` is an error where the GPU cannot run.
 
+#![cfg(feature = "gpu")]
+
 use axion::prelude::*;
 use axion::{AUTO_GPU_MIN_WORLDS, Geometry, GpuError, Model, SimError, scenes};
 
