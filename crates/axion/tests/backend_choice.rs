@@ -114,3 +114,68 @@ fn gpu_runs_the_pendulum() {
     assert_eq!(summary.converged_steps, 50);
     assert!(sim.joint_errors(2).position < 1e-5);
 }
+
+/// What the GPU backend does not implement is refused, never ignored: per-world
+/// friction or masses at the step, a force-limited drive when the backend is built.
+#[test]
+fn gpu_refuses_per_world_parameters_and_force_limits() {
+    if !axion::device_tests_run("gpu_refuses_per_world_parameters_and_force_limits") {
+        return;
+    }
+    let mut sim = Simulator::new(
+        scenes::incline(0.3, 0.5).unwrap(),
+        2,
+        0.01,
+        BackendChoice::Gpu,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    sim.step().unwrap();
+    sim.control_mut().set_friction(1, Some(0.1)).unwrap();
+    let err = sim.step().unwrap_err().to_string();
+    assert!(err.contains("per-world friction and masses"), "{err}");
+
+    let drive = DriveDesc::Velocity {
+        target: 1.0,
+        ke: 100.0,
+    };
+    let mut model = scenes::servo(scenes::ServoJoint::Prismatic, drive).unwrap();
+    let limited = model.drives()[0].initial.with_max_force(5.0).unwrap();
+    let mut b = ModelBuilder::new();
+    b.gravity(nalgebra::Vector3::zeros()).unwrap();
+    let body = b
+        .add_body(BodyDesc::dynamic("cube").mass(
+            1.0,
+            nalgebra::Vector3::zeros(),
+            nalgebra::Matrix3::identity(),
+        ))
+        .unwrap();
+    b.add_joint(
+        JointDesc::new(
+            "slider",
+            JointType::Prismatic {
+                axis: nalgebra::Vector3::x(),
+            },
+            None,
+            body,
+        )
+        .limits(axion::JointLimits {
+            lower: f64::NEG_INFINITY,
+            upper: f64::INFINITY,
+            effort: limited.max_force(),
+            velocity: f64::INFINITY,
+        })
+        .drive(drive),
+    )
+    .unwrap();
+    model = b.build().unwrap();
+    match Simulator::new(model, 1, 0.01, BackendChoice::Gpu) {
+        Err(SimError::Gpu(GpuError::UnsupportedModel { reason })) => {
+            assert!(
+                reason.contains("force limit") && reason.contains("slider"),
+                "{reason}"
+            )
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a force-limited drive must be refused on the GPU"),
+    }
+}
