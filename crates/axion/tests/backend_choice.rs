@@ -138,8 +138,6 @@ fn gpu_refuses_per_world_parameters_and_force_limits() {
         target: 1.0,
         ke: 100.0,
     };
-    let mut model = scenes::servo(scenes::ServoJoint::Prismatic, drive).unwrap();
-    let limited = model.drives()[0].initial.with_max_force(5.0).unwrap();
     let mut b = ModelBuilder::new();
     b.gravity(nalgebra::Vector3::zeros()).unwrap();
     let body = b
@@ -167,8 +165,7 @@ fn gpu_refuses_per_world_parameters_and_force_limits() {
         .drive(drive),
     )
     .unwrap();
-    model = b.build().unwrap();
-    match Simulator::new(model, 1, 0.01, BackendChoice::Gpu) {
+    match Simulator::new(b.build().unwrap(), 1, 0.01, BackendChoice::Gpu) {
         Err(SimError::Gpu(GpuError::UnsupportedModel { reason })) => {
             assert!(
                 reason.contains("force limit") && reason.contains("slider"),
