@@ -159,7 +159,7 @@ fn gpu_refuses_per_world_parameters_and_force_limits() {
         .limits(axion::JointLimits {
             lower: f64::NEG_INFINITY,
             upper: f64::INFINITY,
-            effort: limited.max_force(),
+            effort: 5.0,
             velocity: f64::INFINITY,
         })
         .drive(drive),
