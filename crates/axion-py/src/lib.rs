@@ -332,6 +332,26 @@ fn per_world<'a>(
     })
 }
 
+/// A per-world parameter given as a scalar or one value per world, NaN or `None`
+/// meaning "the model's own": one `Option` per world.
+fn optional_per_world(
+    value: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
+    worlds: usize,
+    what: &str,
+) -> PyResult<Vec<Option<f64>>> {
+    let Some(value) = value else {
+        return Ok(vec![None; worlds]);
+    };
+    let view = value.as_array();
+    let values = view.broadcast(IxDyn(&[worlds])).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{what}: shape {:?} does not broadcast to (worlds,) = ({worlds},)",
+            view.shape()
+        ))
+    })?;
+    Ok(values.iter().map(|&v| (!v.is_nan()).then_some(v)).collect())
+}
+
 /// A pose as x, y, z, qx, qy, qz, qw.
 fn pose_row(pose: &Pose) -> [f64; 7] {
     let (t, q) = (pose.translation.vector, pose.rotation.quaternion());
@@ -711,20 +731,9 @@ impl PySimulator {
     /// one per world; NaN or None: the materials' own, as the model describes).
     fn set_friction(&self, mu: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>) -> PyResult<()> {
         let mut sim = self.sim();
-        let worlds = sim.state().worlds();
-        let nan = numpy::ndarray::ArrayD::<f64>::from_elem(IxDyn(&[]), f64::NAN);
-        let owned = mu.as_ref().map(|m| m.as_array());
-        let view = owned.as_ref().map_or(nan.view(), |m| m.view());
-        let mu = view.broadcast(IxDyn(&[worlds])).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "mu: shape {:?} does not broadcast to (worlds,) = ({worlds},)",
-                view.shape()
-            ))
-        })?;
-        for (w, &m) in mu.iter().enumerate() {
-            sim.control_mut()
-                .set_friction(w, (!m.is_nan()).then_some(m))
-                .map_err(axion_err)?;
+        let mu = optional_per_world(mu, sim.state().worlds(), "mu")?;
+        for (w, m) in mu.into_iter().enumerate() {
+            sim.control_mut().set_friction(w, m).map_err(axion_err)?;
         }
         Ok(())
     }
@@ -738,19 +747,10 @@ impl PySimulator {
     ) -> PyResult<()> {
         let body = self.model.get().body(body)?;
         let mut sim = self.sim();
-        let worlds = sim.state().worlds();
-        let nan = numpy::ndarray::ArrayD::<f64>::from_elem(IxDyn(&[]), f64::NAN);
-        let owned = mass.as_ref().map(|m| m.as_array());
-        let view = owned.as_ref().map_or(nan.view(), |m| m.view());
-        let mass = view.broadcast(IxDyn(&[worlds])).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "mass: shape {:?} does not broadcast to (worlds,) = ({worlds},)",
-                view.shape()
-            ))
-        })?;
-        for (w, &m) in mass.iter().enumerate() {
+        let mass = optional_per_world(mass, sim.state().worlds(), "mass")?;
+        for (w, m) in mass.into_iter().enumerate() {
             sim.control_mut()
-                .set_body_mass(w, body, (!m.is_nan()).then_some(m))
+                .set_body_mass(w, body, m)
                 .map_err(axion_err)?;
         }
         Ok(())
