@@ -314,7 +314,7 @@ pub fn write_glb(
 /// from disk, without network or WebGL.
 static VIEWER: &str = include_str!("../assets/viewer.html");
 
-/// [`VIEWER`] with `glb` and `title` (HTML-escaped) filled in.
+/// The viewer page (`assets/viewer.html`) with `glb` and `title` (HTML-escaped) filled in.
 pub fn viewer_html(glb: &[u8], title: &str) -> String {
     use base64::Engine;
     let escaped = title
