@@ -1227,14 +1227,24 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
     }
 }
 
-/// Sets the wrench of every body that `forces` push, in every world, to their sum
-/// during the step that ends at `t`.
-fn apply_forces(sim: &mut Simulator, forces: &[axion::AppliedForce], t: f64) {
+/// The bodies `forces` push, each once.
+fn pushed_bodies(forces: &[axion::AppliedForce]) -> Vec<axion::BodyId> {
     let mut bodies: Vec<axion::BodyId> = forces.iter().map(|f| f.body).collect();
     bodies.sort_by_key(|b| b.0);
     bodies.dedup();
+    bodies
+}
+
+/// Sets the wrench of each of `bodies` (those `forces` push), in every world, to the
+/// sum of its forces during the step that ends at `t`.
+fn apply_forces(
+    sim: &mut Simulator,
+    forces: &[axion::AppliedForce],
+    bodies: &[axion::BodyId],
+    t: f64,
+) {
     for w in 0..sim.state().worlds() {
-        for &b in &bodies {
+        for &b in bodies {
             let (mut force, mut torque) = (nalgebra::Vector3::zeros(), nalgebra::Vector3::zeros());
             let pose = sim.state().com_pose(w, b);
             for f in forces.iter().filter(|f| f.body == b) {
@@ -1290,7 +1300,13 @@ pub fn run_model(
         }
     }
     let mut sim = Simulator::new(model, worlds, dt, backend)?;
+    // What `Auto` chose, for the integrator and solver settings the summary names.
+    let backend = match backend {
+        BackendChoice::Auto if sim.backend_name().starts_with("gpu") => BackendChoice::Gpu,
+        other => other,
+    };
     let integrator = integrator_name(backend);
+    let pushed = pushed_bodies(inputs.forces);
     let mut outputs = match options.out.as_deref() {
         Some(dir) => Some(Outputs::new(
             dir,
@@ -1337,7 +1353,7 @@ pub fn run_model(
                     .map_err(CliError::Schedule)?;
             }
         }
-        apply_forces(&mut sim, inputs.forces, t_end);
+        apply_forces(&mut sim, inputs.forces, &pushed, t_end);
         let report = sim.step()?.clone();
         for s in &report.worlds {
             iterations += s.iterations;

@@ -198,10 +198,12 @@ impl Backend for CpuBackend {
     /// ended with: each point $p_a = x_a + R_a\,\ell_a - t_a n$ and
     /// $p_b = x_b + R_b\,\ell_b + t_b n$ on the two surfaces, reported at
     /// $\tfrac12(p_a + p_b)$; the friction force is $\lambda_1 t_1 + \lambda_2 t_2$.
-    fn contacts(&self, world: usize) -> Option<Vec<axion_model::ContactForce>> {
+    fn contacts(&self, state: &State, world: usize) -> Option<Vec<axion_model::ContactForce>> {
         let previous = self.cache.as_ref()?.previous.get(world)?;
         let poses = &previous.poses;
-        if poses.is_empty() {
+        let continued = poses.as_slice() == state.world_poses(world)
+            && previous.velocities.as_slice() == state.world_velocities(world);
+        if poses.is_empty() || !continued {
             return None;
         }
         let contacts = previous

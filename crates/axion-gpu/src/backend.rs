@@ -612,6 +612,16 @@ impl GpuBackend {
                 reason: "per-world friction and masses (Control::set_friction, set_body_mass) are not implemented on the GPU backend yet; step this batch on the CPU backend".into(),
             });
         }
+        if (0..control.worlds()).any(|w| {
+            control
+                .world_drives(w)
+                .iter()
+                .any(|d| d.max_force().is_finite())
+        }) {
+            return Err(GpuError::UnsupportedModel {
+                reason: "a drive has a force limit, which the GPU backend does not implement yet; step this batch on the CPU backend".into(),
+            });
+        }
         let batch = self.batch.as_mut().ok_or_else(|| GpuError::Operation {
             reason: "no state on the device: upload one first".into(),
         })?;

@@ -98,9 +98,10 @@ pub trait Backend: Send {
     ) -> Result<StepReport, StepError>;
 
     /// The contacts of world `world` in the last step with their forces, if this
-    /// backend keeps them (`None` otherwise, or before the first step).
-    fn contacts(&self, world: usize) -> Option<Vec<ContactForce>> {
-        let _ = world;
+    /// backend keeps them and `state`'s world is still where that step left it
+    /// (`None` otherwise: before the first step, after the state was set or reset).
+    fn contacts(&self, state: &State, world: usize) -> Option<Vec<ContactForce>> {
+        let _ = (state, world);
         None
     }
 }

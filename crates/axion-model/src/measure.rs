@@ -24,20 +24,35 @@ impl Energy {
 
 /// Kinetic and gravitational energy of the dynamic bodies of one world.
 pub fn energy(model: &Model, state: &State, world: usize) -> Energy {
+    energy_with_masses(model, state, world, &[])
+}
+
+/// [`energy`] with some bodies' masses changed (`masses[b]`: body `b`'s mass, `None`
+/// or absent: the model's), inertia scaled with the mass as
+/// [`Model::with_masses`] does: each body's energies scale by $m'/m$.
+pub fn energy_with_masses(
+    model: &Model,
+    state: &State,
+    world: usize,
+    masses: &[Option<f64>],
+) -> Energy {
     let g = model.gravity();
     let mut e = Energy {
         kinetic: 0.0,
         potential: 0.0,
     };
-    for ((body, pose), u) in model
+    for (b, ((body, pose), u)) in model
         .bodies()
         .iter()
         .zip(state.world_poses(world))
         .zip(state.world_velocities(world))
+        .enumerate()
     {
         if body.is_dynamic() {
-            e.kinetic += body.mass.kinetic_energy(&pose.rotation, u);
-            e.potential -= body.mass.mass() * g.dot(&pose.translation.vector);
+            let m = body.mass.mass();
+            let k = masses.get(b).copied().flatten().map_or(1.0, |mb| mb / m);
+            e.kinetic += k * body.mass.kinetic_energy(&pose.rotation, u);
+            e.potential -= k * m * g.dot(&pose.translation.vector);
         }
     }
     e

@@ -108,8 +108,8 @@ class SkidSteerGoalEnv(VectorEnv):
         if done.any():
             info["final_obs"] = obs.copy()
             info["_final_obs"] = done
+            # The next step sets every world's wheel targets again.
             self.sim.reset(worlds=np.flatnonzero(done).tolist())
-            self.sim.set_velocity_targets(0.0)
             self.steps[done] = 0
             self._new_goals(done)
             obs = self._observe()

@@ -11,7 +11,7 @@
 //! library's message.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 use axion::math::Pose;
@@ -294,27 +294,30 @@ struct PySimulator {
 }
 
 impl PySimulator {
-    fn sim(&self) -> MutexGuard<'_, axion::Simulator> {
-        // A panic inside a step cannot leave a half-written state the caller could see
-        // as valid: the backend writes a world only from a finished solve.
-        self.sim
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The simulator, locked. While another thread holds it (a `step` running without
+    /// the GIL), this thread waits detached from Python, so the stepping thread can
+    /// take the GIL back: no deadlock. A panic inside a step cannot leave a
+    /// half-written state the caller could see as valid (the backend writes a world
+    /// only from a finished solve), so a poisoned lock is used as it is.
+    fn sim(&self, py: Python<'_>) -> MutexGuard<'_, axion::Simulator> {
+        loop {
+            match self.sim.try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(poisoned)) => return poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => py.detach(|| {
+                    drop(self.sim.lock());
+                }),
+            }
+        }
     }
 }
 
 /// Why there are no contacts to read.
 fn no_contacts(sim: &axion::Simulator) -> PyErr {
-    if sim.last_report().worlds.is_empty() {
-        AxionError::new_err(
-            "no contacts yet: the simulator has not stepped since it was created or reset",
-        )
-    } else {
-        AxionError::new_err(format!(
-            "the backend {} does not report contacts",
-            sim.backend_name()
-        ))
-    }
+    AxionError::new_err(format!(
+        "no contacts to report: the world has not stepped since the simulator was created, reset or its state set, or the backend ({}) does not keep them",
+        sim.backend_name()
+    ))
 }
 
 /// `value` (a scalar, one row of `k`, or `worlds × k`) as a `worlds × k` view.
@@ -367,7 +370,6 @@ impl PySimulator {
     #[new]
     #[pyo3(signature = (model, worlds=1, dt=None, backend="cpu", threads=0))]
     fn new(
-        py: Python<'_>,
         model: Py<PyModel>,
         worlds: usize,
         dt: Option<f64>,
@@ -390,7 +392,6 @@ impl PySimulator {
             }
         };
         let sim = axion::Simulator::new(m.model.clone(), worlds, dt, choice).map_err(axion_err)?;
-        let _ = py;
         Ok(Self {
             sim: Mutex::new(sim),
             model,
@@ -403,7 +404,7 @@ impl PySimulator {
     /// (every world converged), mean_iterations, max_iterations, wall_seconds.
     #[pyo3(signature = (steps=1))]
     fn step<'py>(&self, py: Python<'py>, steps: usize) -> PyResult<Bound<'py, PyDict>> {
-        let mut sim = self.sim();
+        let mut sim = self.sim(py);
         let start = Instant::now();
         let (mut converged, mut iterations, mut max_iterations, mut world_steps) =
             (0usize, 0usize, 0usize, 0usize);
@@ -436,33 +437,33 @@ impl PySimulator {
 
     /// Number of worlds.
     #[getter]
-    fn worlds(&self) -> usize {
-        self.sim().state().worlds()
+    fn worlds(&self, py: Python<'_>) -> usize {
+        self.sim(py).state().worlds()
     }
 
     /// Simulated time (s).
     #[getter]
-    fn time(&self) -> f64 {
-        self.sim().time()
+    fn time(&self, py: Python<'_>) -> f64 {
+        self.sim(py).time()
     }
 
     /// The time step (s).
     #[getter]
-    fn dt(&self) -> f64 {
-        self.sim().dt()
+    fn dt(&self, py: Python<'_>) -> f64 {
+        self.sim(py).dt()
     }
 
     /// The backend's name and why it was chosen.
     #[getter]
-    fn backend(&self) -> String {
-        let sim = self.sim();
+    fn backend(&self, py: Python<'_>) -> String {
+        let sim = self.sim(py);
         format!("{} ({})", sim.backend_name(), sim.backend_reason())
     }
 
     /// Body poses in their reference frames, `(worlds, bodies, 7)`: x, y, z, qx, qy,
     /// qz, qw (world frame, unit quaternion).
     fn body_poses<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         let (model, state) = (sim.model(), sim.state());
         let (w, b) = (state.worlds(), model.bodies().len());
         Array3::from_shape_fn((w, b, 7), |(wi, bi, k)| {
@@ -474,7 +475,7 @@ impl PySimulator {
     /// Body velocities, `(worlds, bodies, 6)`: the centre of mass's linear velocity
     /// vx, vy, vz and the angular velocity wx, wy, wz, both in the world frame.
     fn body_velocities<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray3<f64>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         let state = sim.state();
         let (w, b) = (state.worlds(), state.body_count());
         Array3::from_shape_fn((w, b, 6), |(wi, bi, k)| state.velocity(wi, BodyId(bi))[k])
@@ -496,14 +497,14 @@ impl PySimulator {
     /// Drive forces of the last step, `(worlds, drives)` (N or N·m along each
     /// drive's coordinate).
     fn drive_forces<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         let (w, d) = (sim.state().worlds(), sim.model().drives().len());
         Array2::from_shape_fn((w, d), |(wi, di)| sim.drive_force(wi, DriveId(di))).into_pyarray(py)
     }
 
     /// Each world's kinetic plus gravitational energy (J), `(worlds,)`.
     fn energy<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         Array1::from_shape_fn(sim.state().worlds(), |w| sim.energy(w).total()).into_pyarray(py)
     }
 
@@ -514,7 +515,7 @@ impl PySimulator {
     /// An AxionError before the first step, after a reset, or on a backend that does
     /// not keep them (the GPU).
     fn contacts<'py>(&self, py: Python<'py>, world: usize) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         let n = sim.state().worlds();
         if world >= n {
             return Err(PyIndexError::new_err(format!(
@@ -561,7 +562,7 @@ impl PySimulator {
     /// `(worlds, bodies, 6)`: fx, fy, fz, tx, ty, tz (world frame, torque about the
     /// body's centre of mass). An AxionError where `contacts` is one.
     fn contact_wrenches<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         let (w, b) = (sim.state().worlds(), sim.model().bodies().len());
         let mut out = Array3::<f64>::zeros((w, b, 6));
         for wi in 0..w {
@@ -579,7 +580,7 @@ impl PySimulator {
     /// (dynamics, joints, drives, contacts, friction; in m/s, m or rad) and
     /// contact_count, each an array of length `worlds`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         let worlds = &sim.last_report().worlds;
         let d = PyDict::new(py);
         let column =
@@ -623,12 +624,13 @@ impl PySimulator {
     #[pyo3(signature = (positions, velocities=None, drives=None))]
     fn set_position_targets(
         &self,
+        py: Python<'_>,
         positions: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
         velocities: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
         drives: Option<Vec<Key>>,
     ) -> PyResult<()> {
         let drives = self.drives(drives)?;
-        let mut sim = self.sim();
+        let mut sim = self.sim(py);
         let worlds = sim.state().worlds();
         let p = positions.as_array();
         let p = per_world(&p, worlds, drives.len(), "positions")?;
@@ -636,13 +638,16 @@ impl PySimulator {
         let v_owned = velocities.as_ref().map(|v| v.as_array());
         let v_view = v_owned.as_ref().map_or(zero.view(), |v| v.view());
         let v = per_world(&v_view, worlds, drives.len(), "velocities")?;
+        // Written into a copy, so that an error leaves every target as it was.
+        let mut control = sim.control().clone();
         for w in 0..worlds {
             for (k, &d) in drives.iter().enumerate() {
-                sim.control_mut()
+                control
                     .set_position_target(w, d, p[[w, k]], v[[w, k]])
                     .map_err(axion_err)?;
             }
         }
+        *sim.control_mut() = control;
         Ok(())
     }
 
@@ -652,21 +657,24 @@ impl PySimulator {
     #[pyo3(signature = (velocities, drives=None))]
     fn set_velocity_targets(
         &self,
+        py: Python<'_>,
         velocities: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
         drives: Option<Vec<Key>>,
     ) -> PyResult<()> {
         let drives = self.drives(drives)?;
-        let mut sim = self.sim();
+        let mut sim = self.sim(py);
         let worlds = sim.state().worlds();
         let v = velocities.as_array();
         let v = per_world(&v, worlds, drives.len(), "velocities")?;
+        let mut control = sim.control().clone();
         for w in 0..worlds {
             for (k, &d) in drives.iter().enumerate() {
-                sim.control_mut()
+                control
                     .set_velocity_target(w, d, v[[w, k]])
                     .map_err(axion_err)?;
             }
         }
+        *sim.control_mut() = control;
         Ok(())
     }
 
@@ -677,6 +685,7 @@ impl PySimulator {
     #[pyo3(signature = (forces, torques=None, bodies=None))]
     fn set_wrenches(
         &self,
+        py: Python<'_>,
         forces: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
         torques: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
         bodies: Option<Vec<Key>>,
@@ -689,7 +698,7 @@ impl PySimulator {
                 .collect::<PyResult<_>>()?,
             None => (0..m.model.bodies().len()).map(BodyId).collect(),
         };
-        let mut sim = self.sim();
+        let mut sim = self.sim(py);
         let worlds = sim.state().worlds();
         let shape = IxDyn(&[worlds, bodies.len(), 3]);
         let f = forces.as_array();
@@ -709,6 +718,7 @@ impl PySimulator {
                 t_view.shape()
             ))
         })?;
+        let mut control = sim.control().clone();
         for w in 0..worlds {
             for (k, &b) in bodies.iter().enumerate() {
                 let v = |a: &ArrayViewD<'_, f64>| {
@@ -721,20 +731,27 @@ impl PySimulator {
                         b.0
                     )));
                 }
-                sim.control_mut().set_wrench(w, b, force, torque);
+                control.set_wrench(w, b, force, torque);
             }
         }
+        *sim.control_mut() = control;
         Ok(())
     }
 
     /// Gives every contact of each world the friction coefficient `mu` (a scalar or
     /// one per world; NaN or None: the materials' own, as the model describes).
-    fn set_friction(&self, mu: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>) -> PyResult<()> {
-        let mut sim = self.sim();
+    fn set_friction(
+        &self,
+        py: Python<'_>,
+        mu: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
+    ) -> PyResult<()> {
+        let mut sim = self.sim(py);
         let mu = optional_per_world(mu, sim.state().worlds(), "mu")?;
+        let mut control = sim.control().clone();
         for (w, m) in mu.into_iter().enumerate() {
-            sim.control_mut().set_friction(w, m).map_err(axion_err)?;
+            control.set_friction(w, m).map_err(axion_err)?;
         }
+        *sim.control_mut() = control;
         Ok(())
     }
 
@@ -742,17 +759,18 @@ impl PySimulator {
     /// or one per world; NaN or None: the model's), its inertia scaled with it.
     fn set_body_mass(
         &self,
+        py: Python<'_>,
         body: Key,
         mass: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
     ) -> PyResult<()> {
         let body = self.model.get().body(body)?;
-        let mut sim = self.sim();
+        let mut sim = self.sim(py);
         let mass = optional_per_world(mass, sim.state().worlds(), "mass")?;
+        let mut control = sim.control().clone();
         for (w, m) in mass.into_iter().enumerate() {
-            sim.control_mut()
-                .set_body_mass(w, body, m)
-                .map_err(axion_err)?;
+            control.set_body_mass(w, body, m).map_err(axion_err)?;
         }
+        *sim.control_mut() = control;
         Ok(())
     }
 
@@ -760,8 +778,8 @@ impl PySimulator {
     /// all of them and the time to 0 when `worlds` is omitted. Targets, wrenches and
     /// parameters are kept.
     #[pyo3(signature = (worlds=None))]
-    fn reset(&self, worlds: Option<Vec<usize>>) -> PyResult<()> {
-        let mut sim = self.sim();
+    fn reset(&self, py: Python<'_>, worlds: Option<Vec<usize>>) -> PyResult<()> {
+        let mut sim = self.sim(py);
         let Some(list) = worlds else {
             return sim.reset().map_err(axion_err);
         };
@@ -790,10 +808,11 @@ impl PySimulator {
     #[pyo3(signature = (poses, velocities=None))]
     fn set_state(
         &self,
+        py: Python<'_>,
         poses: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
         velocities: Option<PyArrayLikeDyn<'_, f64, AllowTypeChange>>,
     ) -> PyResult<()> {
-        let mut sim = self.sim();
+        let mut sim = self.sim(py);
         let (w, b) = (sim.state().worlds(), sim.model().bodies().len());
         let p = poses.as_array();
         if p.shape() != [w, b, 7] {
@@ -813,6 +832,11 @@ impl PySimulator {
         if p.iter().any(|x| !x.is_finite()) {
             return Err(PyValueError::new_err("poses contain NaN or infinity"));
         }
+        if let Some(v) = &velocities
+            && v.as_array().iter().any(|x| !x.is_finite())
+        {
+            return Err(PyValueError::new_err("velocities contain NaN or infinity"));
+        }
         let mut new_poses = Vec::with_capacity(w * b);
         for wi in 0..w {
             for bi in 0..b {
@@ -823,22 +847,19 @@ impl PySimulator {
                         "the quaternion of body {bi} in world {wi} is zero"
                     )));
                 }
-                new_poses.push(Isometry3::from_parts(
+                let reference = Isometry3::from_parts(
                     Translation3::new(r(0), r(1), r(2)),
                     UnitQuaternion::from_quaternion(q),
-                ));
+                );
+                new_poses.push(sim.model().bodies()[bi].com_pose(&reference));
             }
         }
-        let model = sim.model().clone();
-        for (i, pose) in new_poses.into_iter().enumerate() {
-            sim.state_mut()
-                .set_body_pose(&model, i / b, BodyId(i % b), pose);
+        // Checked above: nothing fails from here on.
+        for (wi, poses) in new_poses.chunks(b).enumerate() {
+            sim.state_mut().world_mut(wi).poses.copy_from_slice(poses);
         }
         if let Some(v) = velocities {
             let v = v.as_array();
-            if v.iter().any(|x| !x.is_finite()) {
-                return Err(PyValueError::new_err("velocities contain NaN or infinity"));
-            }
             for wi in 0..w {
                 for bi in 0..b {
                     let twist = axion::math::Twist::from_fn(|k, _| v[[wi, bi, k]]);
@@ -849,8 +870,8 @@ impl PySimulator {
         Ok(())
     }
 
-    fn __repr__(&self) -> String {
-        let sim = self.sim();
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let sim = self.sim(py);
         format!(
             "<axion.Simulator: {} worlds, dt {} s, t = {} s, {}>",
             sim.state().worlds(),
@@ -875,7 +896,7 @@ impl PySimulator {
         py: Python<'py>,
         part: fn(&axion::JointMotion) -> f64,
     ) -> Bound<'py, PyArray2<f64>> {
-        let sim = self.sim();
+        let sim = self.sim(py);
         let (w, j) = (sim.state().worlds(), sim.model().joints().len());
         Array2::from_shape_fn((w, j), |(wi, ji)| {
             sim.joint_motion(wi, JointId(ji))

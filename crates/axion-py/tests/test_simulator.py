@@ -173,6 +173,10 @@ def test_contact_forces_carry_the_weight_and_slide_at_mu_n():
     wrenches = sim.contact_wrenches()
     assert wrenches.shape == (2, 2, 6)
     np.testing.assert_allclose(wrenches[0, cube], [0, 0, G, 0, 0, 0], atol=1e-9)
+    sim.reset(worlds=[0])
+    with pytest.raises(axion.AxionError, match="not stepped"):
+        sim.contacts(0)
+    assert len(sim.contacts(1)["normal_force"]) > 0
 
 
 def test_a_robot_starts_at_the_joint_angles_given():
@@ -189,3 +193,40 @@ def test_a_robot_starts_at_the_joint_angles_given():
     names = model.joint_names
     np.testing.assert_allclose(q[:, names.index("slider")], 0.3, atol=1e-12)
     np.testing.assert_allclose(q[:, names.index("hinge")], 0.5, atol=1e-12)
+
+
+def test_a_refused_write_changes_nothing():
+    """set_friction([0.1, -1]) is refused as a whole: world 0 keeps the model's μ 0.5 and
+    sticks on the 0.3 rad slope (with μ 0.1 it would slide); set_state with a NaN
+    velocity leaves the poses as they were."""
+    sim = axion.Simulator(axion.Model.incline(0.3, 0.5), worlds=2, dt=0.01)
+    with pytest.raises(axion.AxionError, match="non-negative"):
+        sim.set_friction([0.1, -1.0])
+    sim.step(50)
+    assert abs(sim.body_velocities()[0, 1, 0]) <= 1e-8
+    poses = sim.body_poses()
+    moved = poses.copy()
+    moved[:, 1, 2] += 1.0
+    bad = np.zeros((2, 2, 6))
+    bad[1, 1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        sim.set_state(moved, bad)
+    np.testing.assert_array_equal(sim.body_poses(), poses)
+
+
+def test_reading_from_another_thread_while_stepping_does_not_deadlock():
+    """A thread steps (without the GIL) while the main thread keeps reading: both
+    finish, and the reads see whole steps."""
+    import threading
+
+    sim = axion.Simulator(axion.Model.stack(3), worlds=4, dt=0.01, threads=1)
+    worker = threading.Thread(target=lambda: sim.step(300))
+    worker.start()
+    times = []
+    while worker.is_alive():
+        times.append(sim.time)
+        sim.body_poses()
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert sim.time == pytest.approx(3.0)
+    assert times == sorted(times)

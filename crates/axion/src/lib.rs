@@ -348,9 +348,15 @@ impl Simulator {
     pub fn backend_reason(&self) -> &str {
         &self.backend_reason
     }
-    /// Kinetic and potential energy of a world.
+    /// Kinetic and potential energy of a world, with its own body masses
+    /// ([`Control::set_body_mass`]).
     pub fn energy(&self, world: usize) -> Energy {
-        axion_model::measure::energy(&self.model, &self.state, world)
+        axion_model::measure::energy_with_masses(
+            &self.model,
+            &self.state,
+            world,
+            self.control.world_masses(world),
+        )
     }
     /// Largest joint errors of a world.
     pub fn joint_errors(&self, world: usize) -> JointErrors {
@@ -368,12 +374,9 @@ impl Simulator {
     }
     /// The contacts of a world in the last step with their forces, if the backend
     /// keeps them (the CPU backend does; `None` before the first step, after a
-    /// [`reset`](Self::reset), and on the GPU).
+    /// [`reset`](Self::reset) or any change of the world's state, and on the GPU).
     pub fn contacts(&self, world: usize) -> Option<Vec<ContactForce>> {
-        if self.last.worlds.is_empty() {
-            return None;
-        }
-        self.backend.contacts(world)
+        self.backend.contacts(&self.state, world)
     }
     /// The total contact force and torque on each body of a world in the last step
     /// (world frame, torque about the body's centre of mass):

@@ -4,7 +4,7 @@
 #![cfg(feature = "gpu")]
 
 use axion::prelude::*;
-use axion::{AUTO_GPU_MIN_WORLDS, Geometry, GpuError, Model, SimError, scenes};
+use axion::{AUTO_GPU_MIN_WORLDS, DriveId, Geometry, GpuError, Model, SimError, scenes};
 
 /// A convex hull resting on a box, a shape pair without a device narrow phase.
 fn hull_on_box() -> Model {
@@ -133,6 +133,20 @@ fn gpu_refuses_per_world_parameters_and_force_limits() {
     sim.control_mut().set_friction(1, Some(0.1)).unwrap();
     let err = sim.step().unwrap_err().to_string();
     assert!(err.contains("per-world friction and masses"), "{err}");
+    let servo = DriveDesc::Velocity {
+        target: 1.0,
+        ke: 100.0,
+    };
+    let model = scenes::servo(scenes::ServoJoint::Prismatic, servo).unwrap();
+    let mut sim = Simulator::new(model, 1, 0.01, BackendChoice::Gpu).unwrap();
+    let limited = sim
+        .control()
+        .drive(0, DriveId(0))
+        .with_max_force(5.0)
+        .unwrap();
+    sim.control_mut().set_drive(0, DriveId(0), limited).unwrap();
+    let err = sim.step().unwrap_err().to_string();
+    assert!(err.contains("force limit"), "{err}");
 
     let drive = DriveDesc::Velocity {
         target: 1.0,

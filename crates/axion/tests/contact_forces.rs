@@ -46,6 +46,17 @@ fn a_resting_cube_is_carried_by_its_weight() {
     let w = sim.contact_wrenches(0).unwrap()[cube.0];
     assert!((w.fixed_rows::<3>(0) - Vector3::new(0.0, 0.0, G)).norm() < 1e-9);
     assert!(w.fixed_rows::<3>(3).norm() < 1e-9, "no torque: {w}");
+    let v = sim.state().velocity(0, cube);
+    sim.state_mut().set_velocity(
+        0,
+        cube,
+        v + axion::math::twist(Vector3::x(), Vector3::zeros()),
+    );
+    assert!(
+        sim.contacts(0).is_none(),
+        "a moved world has no step's contacts to show"
+    );
+    sim.state_mut().set_velocity(0, cube, v);
     sim.reset().unwrap();
     assert!(
         sim.contacts(0).is_none(),

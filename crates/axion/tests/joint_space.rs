@@ -143,6 +143,11 @@ fn per_world_mass_sets_the_acceleration() {
     for (w, m) in [(0, 10.0), (1, 25.0)] {
         let rate = sim.joint_motion(w, JointId(0)).unwrap().velocity;
         let expected = 30.0 * t / m;
+        let kinetic = sim.energy(w).kinetic;
+        assert!(
+            (kinetic - 0.5 * m * rate * rate).abs() < 1e-9 * kinetic,
+            "world {w}: the energy counts its own mass: {kinetic}"
+        );
         assert!(
             (rate - expected).abs() < 1e-9,
             "world {w}: {rate} against {expected}"
