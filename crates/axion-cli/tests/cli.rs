@@ -216,7 +216,7 @@ fn urdf_files_run_on_flat_ground() {
 /// its largest joint error. A passive pendulum that starts closed counts no rise.
 #[test]
 fn run_summaries_report_the_initial_state_and_energy_rises() {
-    use axion::{BodyDesc, JointDesc, JointType, ModelBuilder, Shape, ShapeDesc};
+    use axion::{BodyDesc, ModelBuilder, Shape, ShapeDesc};
     use nalgebra::{Isometry3, Vector3};
     let cube = || {
         ShapeDesc::new(Shape::Box {
@@ -249,31 +249,18 @@ fn run_summaries_report_the_initial_state_and_energy_rises() {
     );
     assert!(s.energy_rise_steps >= 1, "{s}");
 
+    // The built-in pendulum, its hinge's world anchor moved `gap` m off the bob's.
     let pendulum = |gap: f64| {
-        let mut b = ModelBuilder::new();
-        let bob = b
-            .add_body(
-                BodyDesc::dynamic("bob")
-                    .at(Vector3::new(1.0, 0.0, 0.0))
-                    .shape(cube()),
-            )
-            .unwrap();
-        b.add_joint(
-            JointDesc::new(
-                "hinge",
-                JointType::Revolute { axis: Vector3::y() },
-                None,
-                bob,
-            )
-            .frames(
+        let model = axion::scenes::pendulum_with(|hinge| {
+            hinge.frames(
                 Isometry3::translation(gap, 0.0, 0.0),
                 Isometry3::translation(-1.0, 0.0, 0.0),
-            ),
-        )
+            )
+        })
         .unwrap();
         axion_cli::run_model(
             "pendulum",
-            b.build().unwrap(),
+            model,
             0.01,
             0.5,
             &axion_cli::Inputs::default(),
