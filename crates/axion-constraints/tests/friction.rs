@@ -125,6 +125,41 @@ proptest! {
         prop_assert!(slip.residual.norm() <= 1e-12 * lambda_n * (1.0 + cone.coefficients().max()), "slip residual {}", slip.residual);
     }
 
+    /// With creep c an isotropic contact sticks with slip v = −c λ_t/ρ (its residual
+    /// vanishes there and nowhere else along v), slips exactly as without creep on the
+    /// cone's boundary, and its Jacobian is the derivative of the residual away from the
+    /// stick–slip boundary (central differences to 1e-6 relative).
+    #[test]
+    fn friction_creep_sticks_with_a_proportional_slip(
+        mu in 0.05f64..2.0, lambda_n in 0.1f64..50.0, dir in unit2(), inside in 0.0f64..0.9,
+        v in vec2(3.0), wt in prop::array::uniform2(0.01f64..5.0), h in 1e-3f64..0.1,
+        creep in 1e-8f64..1e-2, dv in vec2(1.0), dl in vec2(1.0), dn in -1.0f64..1.0,
+    ) {
+        let cone = FrictionCone::isotropic(mu).unwrap();
+        let wt = Vector2::from(wt);
+        let rho = projection::evaluate(&cone, &Vector2::zeros(), lambda_n, &Vector2::zeros(), &wt, h).rho;
+        let stick_force = dir * (inside * mu * lambda_n);
+        let creep_slip = -stick_force * (creep / rho);
+        let stick = projection::evaluate_with_creep(&cone, &stick_force, lambda_n, &creep_slip, &wt, h, creep);
+        prop_assert_eq!(stick.state, SlipState::Stick);
+        prop_assert!(stick.residual.norm() <= 1e-12 * (1.0 + lambda_n), "stick residual {}", stick.residual);
+        let off = projection::evaluate_with_creep(&cone, &stick_force, lambda_n, &(creep_slip * 2.0 + dir * 1e-9), &wt, h, creep);
+        prop_assert!(off.residual.norm() > 0.0);
+        prop_assume!(v.norm() > 1e-2);
+        let slip_force = max_dissipation(&cone, &v, lambda_n);
+        let slip = projection::evaluate_with_creep(&cone, &slip_force, lambda_n, &v, &wt, h, creep);
+        prop_assert!(slip.residual.norm() <= 1e-12 * lambda_n * (1.0 + mu), "slip residual {}", slip.residual);
+        let d = 1e-7 * (1.0 + lambda_n);
+        for (lam, vel) in [(stick_force, creep_slip), (slip_force, v)] {
+            let eval = projection::evaluate_with_creep(&cone, &lam, lambda_n, &vel, &wt, h, creep);
+            let at = |s: f64| projection::evaluate_with_creep(&cone, &(lam + dl * s), lambda_n + dn * s, &(vel + dv * s), &wt, h, creep).residual;
+            let fd = (at(d) - at(-d)) / (2.0 * d);
+            let analytic = eval.d_velocity * dv + eval.d_lambda_t * dl + eval.d_lambda_n * dn;
+            let scale = 1.0 + eval.d_velocity.norm() * dv.norm() + dl.norm() + dn.abs() * mu;
+            prop_assert!((fd - analytic).norm() <= 1e-6 * scale, "{:?}: fd {fd} vs analytic {analytic}", eval.state);
+        }
+    }
+
     /// ρ̂ follows the iterate on elliptic cones (`trial_inverse_mass`), yet at a
     /// Coulomb-consistent pair the Jacobian at fixed ρ̂ is the derivative of the full
     /// residual: central differences of `evaluate` in v_t, λ_t and λ_n agree to 1e-6

@@ -20,7 +20,7 @@ use axion_model::{Backend, Control, Model, State, StepError, StepReport};
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-pub use settings::{Integrator, SolverSettings};
+pub use settings::{FRICTION_CREEP, Integrator, SolverSettings};
 
 use newton::{ActiveLimit, Layout, StepInput, WorldSolver};
 use sparse::SparseLu;

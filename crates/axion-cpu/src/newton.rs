@@ -20,12 +20,13 @@
 //! line search on the merit $\tfrac12|F|^2$, $F$ being every residual in m/s.
 
 use axion_collision::Contact;
+use axion_constraints::PositionRow;
 use axion_constraints::RowJacobian;
 use axion_constraints::contact::{
     DEFAULT_FB_EPS_SQ, VelocityContact, normal_row, normal_row_velocity,
 };
-use axion_constraints::drive::{DriveMode, coordinate, coordinate_stiffness};
-use axion_constraints::friction::projection::{self, SlipState};
+use axion_constraints::drive::{CoordinateKind, DriveMode, coordinate, coordinate_stiffness};
+use axion_constraints::friction::projection;
 use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
 use axion_model::{Body, Control, JointRange, Model, StepStats};
 use faer::sparse::Pair;
@@ -178,20 +179,15 @@ impl ActiveLimit {
 /// with 10⁶ and Armijo backtracking after the 10th iteration, 40/60 steps converged and
 /// it turned 3.42 rad in 3 s (h = 0.01: 4.66 rad); with 10⁹ and full steps throughout,
 /// 49/60 and 4.67 rad — and 60/60 once contacts persisted under the rolling wheels and
-/// [`STICK_REGULARIZATION`] was 10⁻⁷ (59/60 with the old guard).
+/// sticking rows were regularised (then in the matrix only, 10⁻⁷; now
+/// [`SolverSettings::friction_creep`]).
 const EXPLOSION: f64 = 1e9;
 
-/// Matrix-only regularisation $\varepsilon_t\hat\rho$ of a sticking friction row (its
-/// residual is unchanged, so the solution is too). It keeps redundant stick rows (a box's
-/// four corners, a wheel's two rim points) solvable. When such rows ask for velocities
-/// no motion satisfies, the Newton step adds an internal force of about
-/// $\delta\hat\rho/10^{-7}$ per iteration for an inconsistency $\delta$ (m/s) until it leaves the cone and
-/// one contact slips: the 10⁻⁶ first tried made a turning skid-steer crawl there for 30
-/// iterations at 1e-7 m/s (1/300 steps unconverged at h = 0.01); 10⁻⁸ and below
-/// overshoot into huge forces at h = 0.05 (58/60). 10⁻⁷: every step of every scene
-/// test converged. (The GPU's symmetric variant keeps
-/// `friction::symmetric::STICK_REGULARIZATION`, sized for f32.)
-const STICK_REGULARIZATION: f64 = 1e-7;
+/// The starting merit [`EXPLOSION`] multiplies is at least this ((m/s)²: residuals of
+/// 1 mm/s): a step warm-started next to its solution (merit 10⁻²⁰) may still pass
+/// through merits of 10⁻¹⁰ on its way, as semismooth iterates do, without being
+/// refused as exploding.
+const EXPLOSION_FLOOR: f64 = 1e-6;
 
 /// Share of a penetration a bouncing (velocity-level) contact removes per step.
 const BAUMGARTE: f64 = 0.2;
@@ -206,6 +202,18 @@ struct ContactConst {
     w_t: Vector2<f64>,
     /// Velocity bias of a bouncing (velocity-level) contact; `None`: position level.
     bias: Option<f64>,
+    /// The gap a position-level contact must reach at the end of the step
+    /// ([`recovery_target`]): 0, or less where it starts deeper than one step's recovery.
+    target_gap: f64,
+}
+
+/// What a position-level constraint with value `start` at the start of the step must
+/// reach at its end when it may move by at most `bound` (recovery speed × h): 0 if it can
+/// get there, else `start` moved towards 0 by `bound`,
+/// $$c_{target} = c^- - \operatorname{clamp}(c^-, -b, b).$$
+/// One-sided constraints (gaps) pass `min(start, 0)`: an open gap targets 0.
+fn recovery_target(start: f64, bound: f64) -> f64 {
+    start - start.clamp(-bound, bound)
 }
 
 /// Derived per-step constants.
@@ -277,8 +285,13 @@ pub(crate) struct WorldSolver<'a> {
     /// per active limit.
     row_bodies: Vec<(Option<usize>, usize)>,
     contacts: Vec<ContactConst>,
-    /// Per active limit, its force direction $\sigma J_q(q^-)$ and effective inverse mass.
-    limits: Vec<(RowJacobian, f64)>,
+    /// Per active limit, its force direction $\sigma J_q(q^-)$, effective inverse mass and
+    /// target gap ([`recovery_target`]).
+    limits: Vec<(RowJacobian, f64, f64)>,
+    /// Per joint row, the error it must reach at the end of the step
+    /// ([`recovery_target`] of its start violation $c(q^-) + \varepsilon\lambda^-$); set by
+    /// [`solve`](Self::solve) from the warm-start multipliers.
+    joint_target: Vec<f64>,
     constants: Constants,
     position_rows: Vec<axion_constraints::PositionRow>,
     force_rows: Vec<axion_constraints::PositionRow>,
@@ -337,12 +350,14 @@ impl<'a> WorldSolver<'a> {
                     .expect("validated restitution")
                     .bias(c.gap, approach, h)
             });
+            let start_gap = c.point.gap(qa, qb).min(0.0);
             contacts.push(ContactConst {
                 w_n: w(&normal),
                 w_t: Vector2::new(w(&tangents[0]), w(&tangents[1])),
                 normal,
                 tangents,
                 bias,
+                target_gap: recovery_target(start_gap, input.settings.recovery_speed * h),
             });
             for _ in 0..3 {
                 row_bodies.push((Some(a), b));
@@ -361,15 +376,29 @@ impl<'a> WorldSolver<'a> {
                 mass_of(child),
                 &input.q0[child].rotation,
             );
-            limits.push((force, w));
+            let start = coordinate(
+                l.range.coordinate,
+                &mj.joint.frames,
+                &l.range.axis,
+                &qp,
+                &input.q0[child],
+            );
+            let speed = match l.range.coordinate {
+                CoordinateKind::Angle => input.settings.recovery_rate,
+                CoordinateKind::Displacement => input.settings.recovery_speed,
+            };
+            let target = recovery_target(l.gap(start.value).min(0.0), speed * h);
+            limits.push((force, w, target));
             row_bodies.push((parent, child));
         }
+        let joint_rows = input.layout.joint_rows;
         Self {
             input,
             row_bodies,
             contacts,
             limits,
             constants,
+            joint_target: vec![0.0; joint_rows],
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
         }
@@ -443,7 +472,11 @@ impl<'a> WorldSolver<'a> {
             };
             for (i, (p, f)) in self.position_rows.iter().zip(forces).enumerate() {
                 let lambda = it.lambda[mj.first_row + i];
-                let row = axion_constraints::compliant_row(p, lambda, mj.joint.compliance, h);
+                let target = PositionRow {
+                    error: p.error - self.joint_target[mj.first_row + i],
+                    jacobian: p.jacobian,
+                };
+                let row = axion_constraints::compliant_row(&target, lambda, mj.joint.compliance, h);
                 rows.push(RowEval {
                     residual: row.residual,
                     jacobian: chain(&p.jacobian, parent, child),
@@ -540,7 +573,14 @@ impl<'a> WorldSolver<'a> {
                 None => {
                     let gap = c.point.gap(&poses[a], &poses[b]);
                     let exact = c.point.normal_jacobian(&poses[a], &poses[b]);
-                    let nr = normal_row(gap, &exact, lambda_n, cc.w_n, h, DEFAULT_FB_EPS_SQ);
+                    let nr = normal_row(
+                        gap - cc.target_gap,
+                        &exact,
+                        lambda_n,
+                        cc.w_n,
+                        h,
+                        DEFAULT_FB_EPS_SQ,
+                    );
                     RowEval {
                         residual: nr.row.residual,
                         jacobian: chain(&nr.row.jacobian, Some(a), b),
@@ -551,23 +591,28 @@ impl<'a> WorldSolver<'a> {
             };
             contact_norm = contact_norm.max(normal.residual.abs());
             rows.push(normal);
-            // Friction: the projection residual and its generalized Jacobian, rows scaled
-            // by 1/ρ (m/s). A sticking contact gets the matrix-only regularisation
-            // STICK_REGULARIZATION/ρ.
+            // Friction: the projection residual with creep and its generalized Jacobian,
+            // rows scaled by 1/ρ (m/s).
             let lambda_t = Vector2::new(it.lambda[r + 1], it.lambda[r + 2]);
             let v_t = Vector2::new(cc.tangents[0].dot(&ua, &ub), cc.tangents[1].dot(&ua, &ub));
-            let eval = projection::evaluate(&c.cone, &lambda_t, lambda_n, &v_t, &cc.w_t, h);
+            let eval = projection::evaluate_with_creep(
+                &c.cone,
+                &lambda_t,
+                lambda_n,
+                &v_t,
+                &cc.w_t,
+                h,
+                inp.settings.friction_creep,
+            );
             let lin = projection::rows(&eval, &cc.tangents);
-            let stick = matches!(eval.state, SlipState::Stick);
             for i in 0..2 {
                 let residual = eval.residual_velocity()[i];
                 friction_norm = friction_norm.max(residual.abs());
-                let regularization = if stick { STICK_REGULARIZATION } else { 0.0 };
                 rows.push(RowEval {
                     residual,
                     jacobian: lin.jacobian[i] * (1.0 / eval.rho),
                     force: cc.tangents[i],
-                    compliance: (lin.d_lambda_t[(i, i)] + regularization) / (eval.rho * h),
+                    compliance: lin.d_lambda_t[(i, i)] / (eval.rho * h),
                 });
                 couplings.push((r + 1 + i, r + 2 - i, lin.d_lambda_t[(i, 1 - i)] / eval.rho));
                 couplings.push((r + 1 + i, r, lin.d_lambda_n[i] / eval.rho));
@@ -576,7 +621,7 @@ impl<'a> WorldSolver<'a> {
 
         // Joint limits: position-level contact rows on the joint coordinate.
         let first_limit_row = rows.len();
-        for (i, (l, &(force, w))) in inp.limits.iter().zip(&self.limits).enumerate() {
+        for (i, (l, &(force, w, target))) in inp.limits.iter().zip(&self.limits).enumerate() {
             let mj = &model.joints()[l.joint];
             let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
             let c = coordinate(
@@ -588,7 +633,14 @@ impl<'a> WorldSolver<'a> {
             );
             let exact = c.jacobian * l.side;
             let lambda = it.lambda[first_limit_row + i];
-            let nr = normal_row(l.gap(c.value), &exact, lambda, w, h, DEFAULT_FB_EPS_SQ);
+            let nr = normal_row(
+                l.gap(c.value) - target,
+                &exact,
+                lambda,
+                w,
+                h,
+                DEFAULT_FB_EPS_SQ,
+            );
             contact_norm = contact_norm.max(nr.row.residual.abs());
             rows.push(RowEval {
                 residual: nr.row.residual,
@@ -802,6 +854,30 @@ impl<'a> WorldSolver<'a> {
         p.0
     }
 
+    /// Each joint row's target error: [`recovery_target`] of its violation at the start
+    /// of the step, $c(q^-) + \varepsilon\lambda^-$ with the warm-start multiplier (a
+    /// compliant joint deflected by its load is not violated).
+    fn set_joint_targets(&mut self, warm_lambda: &[f64]) {
+        let inp = &self.input;
+        let (q0, st, h) = (inp.q0, inp.settings, inp.h);
+        for mj in inp.model.joints() {
+            let parent = mj.parent.map_or(Pose::identity(), |p| q0[p.0]);
+            self.position_rows.clear();
+            mj.joint
+                .position_rows(&parent, &q0[mj.child.0], &mut self.position_rows);
+            for (i, p) in self.position_rows.iter().enumerate() {
+                let r = mj.first_row + i;
+                let speed = if mj.joint.row_is_positional(i) {
+                    st.recovery_speed
+                } else {
+                    st.recovery_rate
+                };
+                let start = p.error + mj.joint.compliance * warm_lambda[r];
+                self.joint_target[r] = recovery_target(start, speed * h);
+            }
+        }
+    }
+
     /// $u = u^-$; the model's rows start from `warm_lambda`, contact rows from zero.
     fn initial_iterate(&self, warm_lambda: &[f64]) -> Iterate {
         let mut lambda = warm_lambda.to_vec();
@@ -828,8 +904,9 @@ impl<'a> WorldSolver<'a> {
         projection: Option<&mut SparseLu>,
     ) -> WorldResult {
         let st = *self.input.settings;
-        let mut it = self.initial_iterate(warm_lambda);
-        let mut e = self.evaluate(&it);
+        self.set_joint_targets(warm_lambda);
+        let it = self.initial_iterate(warm_lambda);
+        let e = self.evaluate(&it);
         let mut stats = StepStats {
             iterations: 0,
             converged: false,
@@ -842,14 +919,48 @@ impl<'a> WorldSolver<'a> {
             friction: 0.0,
             contact_count: self.contacts.len(),
         };
+        let (mut it, final_eval) = self.newton(it, e, lu, &mut stats, st.max_iterations);
+        stats.converged = self.converged(&final_eval);
+        stats.dynamics = final_eval.dyn_norm;
+        stats.joints = final_eval.joint_norm;
+        stats.drives = final_eval.drive_norm;
+        stats.contacts = final_eval.contact_norm;
+        stats.friction = final_eval.friction_norm;
+        if let Some(plu) = projection {
+            self.project_velocities(&mut it, &final_eval, plu);
+        }
+        let mut velocities = self.input.u0.to_vec();
+        for (k, &b) in self.input.layout.dyn_bodies.iter().enumerate() {
+            velocities[b] = it.u[k];
+        }
+        WorldResult {
+            poses: final_eval.poses,
+            velocities,
+            lambda: it.lambda,
+            stats,
+        }
+    }
+
+    /// Newton iterations from `(it, e)` until converged or `max_iterations` more (counted
+    /// in `stats`); returns the last iterate if converged, else the best by merit.
+    fn newton(
+        &mut self,
+        mut it: Iterate,
+        mut e: Eval,
+        lu: &mut Option<SparseLu>,
+        stats: &mut StepStats,
+        max_iterations: usize,
+    ) -> (Iterate, Eval) {
+        let st = *self.input.settings;
+        let limit = stats.iterations + max_iterations;
         // With contacts the semismooth step is taken in full (docs/step.md: a line search
         // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
         // trials are refused (that iteration backtracks instead). Joint-only systems use
         // the Armijo backtracking.
         let full_steps = !self.contacts.is_empty();
-        let merit_limit = EXPLOSION * e.merit.max(f64::MIN_POSITIVE);
+        let merit_limit = EXPLOSION * e.merit.max(EXPLOSION_FLOOR);
         let mut best = (it.clone(), e.merit);
-        while !self.converged(&e) && stats.iterations < st.max_iterations {
+        while !self.converged(&e) && stats.iterations < limit {
             let Some(dx) = self.direction(&it, &e, lu) else {
                 stats.failed_solves += 1;
                 break;
@@ -918,30 +1029,11 @@ impl<'a> WorldSolver<'a> {
         // A converged iterate is returned as it is; otherwise the one with the smallest
         // merit (a converged iterate can have a larger merit than an unconverged one:
         // the merit sums all blocks, convergence bounds each).
-        let final_eval = if !self.converged(&e) && best.1 < e.merit {
-            it = best.0;
-            self.evaluate(&it)
+        if !self.converged(&e) && best.1 < e.merit {
+            let e = self.evaluate(&best.0);
+            (best.0, e)
         } else {
-            e
-        };
-        stats.converged = self.converged(&final_eval);
-        stats.dynamics = final_eval.dyn_norm;
-        stats.joints = final_eval.joint_norm;
-        stats.drives = final_eval.drive_norm;
-        stats.contacts = final_eval.contact_norm;
-        stats.friction = final_eval.friction_norm;
-        if let Some(plu) = projection {
-            self.project_velocities(&mut it, &final_eval, plu);
-        }
-        let mut velocities = self.input.u0.to_vec();
-        for (k, &b) in self.input.layout.dyn_bodies.iter().enumerate() {
-            velocities[b] = it.u[k];
-        }
-        WorldResult {
-            poses: final_eval.poses,
-            velocities,
-            lambda: it.lambda,
-            stats,
+            (it, e)
         }
     }
 

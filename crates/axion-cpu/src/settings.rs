@@ -41,6 +41,23 @@ pub struct SolverSettings {
     /// Contacts are looked for this far apart (m), plus two steps of the fastest body's
     /// travel, so that a falling body meets the ground in the step it reaches it.
     pub contact_margin: f64,
+    /// Creep $c$ of sticking friction (dimensionless, `≥ 0`): a sticking contact slips at
+    /// $c\thinspace\lambda_t/\rho$, $c$ times the velocity change its friction force causes in
+    /// one step (`axion_constraints::friction::projection`). It makes the forces of
+    /// redundant sticking contacts unique (a box's four corners, two points of a link
+    /// lying on the ground); without it the Newton iteration can wander along their
+    /// undetermined internal forces. Measured on the robots of docs/robots.md.
+    pub friction_creep: f64,
+    /// Most speed (m/s) at which a distance violated at the start of a step — a
+    /// penetration, a joint's anchors apart, a prismatic joint past its range — is
+    /// removed: the step asks for the violation less `recovery_speed · h`, not for zero,
+    /// so overlapping bodies separate at this speed instead of being thrown apart in one
+    /// step. A constraint satisfied at the start of the step (within one step's
+    /// recovery) is asked for exactly, so resting and steady-state results do not
+    /// depend on it.
+    pub recovery_speed: f64,
+    /// The same for angles (rad/s): a joint's axes out of line, a hinge past its range.
+    pub recovery_rate: f64,
     /// Start each contact's forces from those of the matching contact of the previous
     /// step (same bodies, points within 5 mm): fewer Newton iterations on resting
     /// contacts (measured in docs/benchmarks.md).
@@ -52,6 +69,9 @@ pub struct SolverSettings {
     /// identical for any value.
     pub threads: usize,
 }
+
+/// Default [`SolverSettings::friction_creep`].
+pub const FRICTION_CREEP: f64 = 1e-6;
 
 impl Default for SolverSettings {
     fn default() -> Self {
@@ -65,6 +85,9 @@ impl Default for SolverSettings {
             regularization: 1e-10,
             geometric_stiffness: true,
             contact_margin: 0.02,
+            friction_creep: FRICTION_CREEP,
+            recovery_speed: 0.5,
+            recovery_rate: 2.0,
             contact_persistence: true,
             threads: 0,
         }

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 pub use axion_collision as collision;
 pub use axion_constraints as constraints;
-pub use axion_cpu::{CpuBackend, Integrator, SolverSettings};
+pub use axion_cpu::{CpuBackend, FRICTION_CREEP, Integrator, SolverSettings};
 #[cfg(feature = "gpu")]
 pub use axion_gpu::{GpuBackend, GpuError, GpuSettings, device_tests_run};
 pub use axion_import as import;

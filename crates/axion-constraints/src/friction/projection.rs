@@ -18,7 +18,16 @@
 //!   \frac{\partial h_f}{\partial\lambda_t} = I - \kappa P,\qquad
 //!   \frac{\partial h_f}{\partial\lambda_n} = -\mu\hat y\ (\lambda_n > 0).$$
 //! These form an element of the generalized (Clarke) Jacobian, which is all a
-//! semismooth Newton method needs. Elliptic cones use the same formulas in the scaled
+//! semismooth Newton method needs.
+//!
+//! **Creep.** [`evaluate_with_creep`] replaces the slip by $v_t + c\thinspace\lambda_t/\rho$ for a
+//! dimensionless creep $c \ge 0$: the trial force becomes $y = (1 - c)\lambda_t - \rho v_t$, a
+//! sticking contact's residual $\rho v_t + c\lambda_t$ (so it slips at
+//! $c\thinspace\lambda_t/\rho$, $c$ times the velocity change its force causes in one step), and
+//! $\partial h_f/\partial\lambda_t$ becomes $cI$ (stick) or $I - \kappa(1 - c)P$ (slip). It makes
+//! the forces of redundant sticking contacts (two points of a cylinder lying on the
+//! ground, a box's four corners) unique: without it their internal forces are
+//! undetermined and the Newton iteration can wander along them to huge values. Elliptic cones use the same formulas in the scaled
 //! variables of [`super`], mapped back: $h_f = S\hat h$, $\partial h_f/\partial\lambda_t =
 //! S(I-\kappa P)S^{-1}$, $\partial h_f/\partial v_t = \kappa\hat\rho\thinspace S P S$,
 //! $\partial h_f/\partial\lambda_n = -\mu_g S\hat y$, with $\hat\rho = 1/(h\hat r)$ from
@@ -93,6 +102,26 @@ pub fn evaluate(
     evaluate_with_rho(cone, lambda_t, lambda_n, v_t, 1.0 / (h * r))
 }
 
+/// [`evaluate`] with creep $c$ (see the module's documentation); `creep = 0` is
+/// [`evaluate`].
+pub fn evaluate_with_creep(
+    cone: &FrictionCone,
+    lambda_t: &Vector2<f64>,
+    lambda_n: f64,
+    v_t: &Vector2<f64>,
+    w_t: &Vector2<f64>,
+    h: f64,
+    creep: f64,
+) -> ProjectionEval {
+    let sc = cone.scaling();
+    let r = sc.trial_inverse_mass(
+        w_t,
+        &sc.force_to_scaled(lambda_t),
+        &sc.velocity_to_scaled(v_t),
+    );
+    trial(cone, lambda_t, lambda_n, v_t, 1.0 / (h * r), creep)
+}
+
 /// [`evaluate`] with a given $\hat\rho > 0$. The derivatives returned by both are those
 /// of this function ($\hat\rho$ held fixed); they equal the derivatives of [`evaluate`]
 /// at Coulomb-consistent pairs.
@@ -103,11 +132,23 @@ pub fn evaluate_with_rho(
     v_t: &Vector2<f64>,
     rho: f64,
 ) -> ProjectionEval {
+    trial(cone, lambda_t, lambda_n, v_t, rho, 0.0)
+}
+
+/// The residual for trial force $y = (1 - c)\hat\lambda_t - \hat\rho\hat v_t$ (scaled variables).
+fn trial(
+    cone: &FrictionCone,
+    lambda_t: &Vector2<f64>,
+    lambda_n: f64,
+    v_t: &Vector2<f64>,
+    rho: f64,
+    creep: f64,
+) -> ProjectionEval {
     let sc = cone.scaling();
     let s = Matrix2::from_diagonal(&sc.s);
     let s_inv = Matrix2::from_diagonal(&sc.s.map(|x| 1.0 / x));
     let lam = sc.force_to_scaled(lambda_t);
-    let y = lam - sc.velocity_to_scaled(v_t) * rho;
+    let y = lam * (1.0 - creep) - sc.velocity_to_scaled(v_t) * rho;
     let radius = sc.mu * lambda_n.max(0.0);
     let y_norm = y.norm();
     if radius > 0.0 && y_norm < radius * (1.0 - SLIP_BAND) {
@@ -115,7 +156,7 @@ pub fn evaluate_with_rho(
             residual: sc.force_from_scaled(&(lam - y)),
             state: SlipState::Stick,
             d_velocity: s * s * rho,
-            d_lambda_t: Matrix2::zeros(),
+            d_lambda_t: Matrix2::identity() * creep,
             d_lambda_n: Vector2::zeros(),
             rho,
         };
@@ -138,7 +179,7 @@ pub fn evaluate_with_rho(
             kappa,
         },
         d_velocity: s * p * s * (kappa * rho),
-        d_lambda_t: s * (Matrix2::identity() - p * kappa) * s_inv,
+        d_lambda_t: s * (Matrix2::identity() - p * (kappa * (1.0 - creep))) * s_inv,
         d_lambda_n,
         rho,
     }
