@@ -75,6 +75,14 @@ pub enum CliError {
         /// The scene's `integrator`.
         integrator: String,
     },
+    /// The scene sets solver settings only the CPU backend has, and the GPU was asked for.
+    #[error(
+        "the scene's [simulation.solver] sets {settings}, which only the CPU backend has; run it with --backend cpu (or auto)"
+    )]
+    SettingWithoutCpu {
+        /// The settings, comma separated.
+        settings: String,
+    },
     /// The scene could not be built.
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -915,6 +923,11 @@ pub fn scene_backend(
                 integrator: s.integrator.clone(),
             });
         }
+        BackendChoice::Gpu | BackendChoice::GpuWith(_) if !s.solver.cpu_only().is_empty() => {
+            return Err(CliError::SettingWithoutCpu {
+                settings: s.solver.cpu_only().join(", "),
+            });
+        }
         BackendChoice::Gpu if overrides => {
             BackendChoice::GpuWith(gpu_settings(s, GpuSettings::default()))
         }
@@ -936,6 +949,9 @@ pub fn solver_settings(s: &axion::SceneSettings, base: SolverSettings) -> Solver
     settings.position_tolerance = o.position_tolerance.unwrap_or(settings.position_tolerance);
     settings.contact_tolerance = o.contact_tolerance.unwrap_or(settings.contact_tolerance);
     settings.contact_margin = o.contact_margin.unwrap_or(settings.contact_margin);
+    settings.friction_creep = o.friction_creep.unwrap_or(settings.friction_creep);
+    settings.recovery_speed = o.recovery_speed.unwrap_or(settings.recovery_speed);
+    settings.recovery_rate = o.recovery_rate.unwrap_or(settings.recovery_rate);
     settings
 }
 
@@ -1222,6 +1238,8 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "velocity_tolerance": c.velocity_tolerance, "position_tolerance": c.position_tolerance,
                 "contact_tolerance": c.contact_tolerance, "contact_margin": c.contact_margin,
                 "contact_persistence": c.contact_persistence, "threads": c.threads,
+                "friction_creep": c.friction_creep, "recovery_speed": c.recovery_speed,
+                "recovery_rate": c.recovery_rate,
             })
         }
     }

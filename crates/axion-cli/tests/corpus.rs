@@ -197,14 +197,16 @@ fn mjcf_models_load_or_name_their_defect() {
 #[test]
 fn robots_that_pass_the_drop_keep_passing() {
     let Some(data) = corpus() else { return };
-    let passing: [(&str, &[f64]); 7] = [
+    let passing: [(&str, &[f64]); 9] = [
         ("quadruped/minitaur.urdf", &[0.005, 0.01, 0.02]),
         ("quadruped/vision60.urdf", &[0.005, 0.01]),
+        ("quadruped/spirit40.urdf", &[0.005, 0.01, 0.02]),
+        ("aliengo/aliengo.urdf", &[0.005]),
         ("r2d2.urdf", &[0.005, 0.01, 0.02]),
         ("kuka_iiwa/model.urdf", &[0.005, 0.01, 0.02]),
         ("racecar/racecar.urdf", &[0.005, 0.01, 0.02]),
         ("cartpole.urdf", &[0.005, 0.01, 0.02]),
-        ("pendulum5.urdf", &[0.005, 0.01]),
+        ("pendulum5.urdf", &[0.005, 0.01, 0.02]),
     ];
     let mut failures = Vec::new();
     for (file, steps) in passing {

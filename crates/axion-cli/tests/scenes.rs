@@ -241,6 +241,39 @@ fn solver_settings_from_the_file_are_used() {
     );
 }
 
+/// The CPU-only solver settings (friction creep, recovery speed and rate) reach the CPU
+/// solver; the GPU refuses a scene that sets them; values that mean nothing are refused
+/// with their name.
+#[test]
+fn cpu_only_solver_settings() {
+    let body = "[[bodies]]\nname = \"a\"\nshapes = [{ type = \"sphere\", radius = 0.1 }]\n";
+    let text = format!(
+        "[simulation.solver]\nfriction_creep = 0.0\nrecovery_speed = inf\nrecovery_rate = 0.5\n{body}"
+    );
+    let scene = parse_scene(&text).unwrap();
+    let settings = solver_settings(&scene.settings, axion::SolverSettings::default());
+    assert_eq!(settings.friction_creep, 0.0);
+    assert_eq!(settings.recovery_speed, f64::INFINITY);
+    assert_eq!(settings.recovery_rate, 0.5);
+    let refused = scene_backend(&scene.settings, BackendChoice::Gpu).unwrap_err();
+    assert!(matches!(refused, CliError::SettingWithoutCpu { .. }));
+    assert!(
+        refused
+            .to_string()
+            .contains("friction_creep, recovery_speed, recovery_rate")
+    );
+    for (field, value) in [
+        ("friction_creep", "-1e-6"),
+        ("recovery_speed", "0.0"),
+        ("recovery_rate", "nan"),
+    ] {
+        let err = parse_scene(&format!("[simulation.solver]\n{field} = {value}\n{body}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field), "{err}");
+    }
+}
+
 /// A scene's own settings reach the backend that runs it: `[simulation.solver]` the
 /// GPU's settings under `--backend gpu` (fields it does not set keep the GPU's values)
 /// and a given CPU configuration (its threads kept); `backend = "cpu"` holds under

@@ -97,6 +97,28 @@ pub struct SolverOverrides {
     pub contact_tolerance: Option<f64>,
     /// Speculative contact margin (m).
     pub contact_margin: Option<f64>,
+    /// Creep of sticking friction (CPU only, dimensionless).
+    pub friction_creep: Option<f64>,
+    /// Most speed at which a distance violated at the start of a step is removed (CPU
+    /// only, m/s).
+    pub recovery_speed: Option<f64>,
+    /// The same for angles (CPU only, rad/s).
+    pub recovery_rate: Option<f64>,
+}
+
+impl SolverOverrides {
+    /// The CPU-only settings the file gives (`friction_creep`, `recovery_speed`,
+    /// `recovery_rate`): the GPU backend has none of them.
+    pub fn cpu_only(&self) -> Vec<&'static str> {
+        [
+            ("friction_creep", self.friction_creep),
+            ("recovery_speed", self.recovery_speed),
+            ("recovery_rate", self.recovery_rate),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| v.map(|_| name))
+        .collect()
+    }
 }
 
 /// A drive target that changes over time: piecewise linear through `points`
@@ -1166,11 +1188,33 @@ impl SolverOverrides {
             }
         }
         match self.contact_margin {
-            Some(m) if !(m.is_finite() && m >= 0.0) => Err(format!(
-                "[simulation.solver] contact_margin must be a non-negative number of metres, got {m}"
-            )),
-            _ => Ok(()),
+            Some(m) if !(m.is_finite() && m >= 0.0) => {
+                return Err(format!(
+                    "[simulation.solver] contact_margin must be a non-negative number of metres, got {m}"
+                ));
+            }
+            _ => {}
         }
+        if let Some(c) = self
+            .friction_creep
+            .filter(|c| !(c.is_finite() && *c >= 0.0))
+        {
+            return Err(format!(
+                "[simulation.solver] friction_creep must be a non-negative number, got {c}"
+            ));
+        }
+        for (name, v) in [
+            ("recovery_speed", self.recovery_speed),
+            ("recovery_rate", self.recovery_rate),
+        ] {
+            // Infinite is allowed: violations removed in one step.
+            if let Some(v) = v.filter(|v| v.is_nan() || *v <= 0.0) {
+                return Err(format!(
+                    "[simulation.solver] {name} must be a positive number (or inf), got {v}"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
