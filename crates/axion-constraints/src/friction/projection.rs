@@ -93,13 +93,7 @@ pub fn evaluate(
     w_t: &Vector2<f64>,
     h: f64,
 ) -> ProjectionEval {
-    let sc = cone.scaling();
-    let r = sc.trial_inverse_mass(
-        w_t,
-        &sc.force_to_scaled(lambda_t),
-        &sc.velocity_to_scaled(v_t),
-    );
-    evaluate_with_rho(cone, lambda_t, lambda_n, v_t, 1.0 / (h * r))
+    evaluate_with_creep(cone, lambda_t, lambda_n, v_t, w_t, h, 0.0)
 }
 
 /// [`evaluate`] with creep $c$ (see the module's documentation); `creep = 0` is
