@@ -913,5 +913,6 @@ fn _axion(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySimulator>()?;
     m.add("AxionError", m.py().get_type::<AxionError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("FRICTION_CREEP", axion::FRICTION_CREEP)?;
     Ok(())
 }

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+import axion
+
 gym = pytest.importorskip("gymnasium")
 ray = pytest.importorskip("ray")
 
@@ -35,8 +37,9 @@ def test_environment_follows_the_vector_api_and_the_controller_reaches_every_goa
 def test_a_sweep_on_ray_finds_the_coulomb_limit():
     """Four slopes × eight frictions in four Ray tasks on a local Ray: a cube slides
     exactly where μ < tan θ, by backward Euler's exact distance a h² n(n+1)/2. A cube
-    that sticks may creep at the solver's friction tolerance (1e-8 m/s), so distances
-    agree within 1e-8 m/s × the duration."""
+    that sticks creeps at the solver's friction creep, c h g sin θ with four sticking
+    corners and at most twice that when the uphill corners slip (test_simulator.py), so
+    distances agree within 2 c h g sin θ × the duration."""
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         angles = np.radians([10.0, 20.0, 30.0, 40.0])
@@ -48,6 +51,7 @@ def test_a_sweep_on_ray_finds_the_coulomb_limit():
     assert [r["angle"] for r in results] == list(angles)
     for r in results:
         expected = ray_sweep.expected_distance(r["angle"], r["mu"], r["steps"], 0.01)
-        np.testing.assert_allclose(r["distance"], expected, atol=1e-8 * duration)
+        creep = 2 * axion.FRICTION_CREEP * 0.01 * 9.81 * np.sin(r["angle"])
+        np.testing.assert_allclose(r["distance"], expected, atol=creep * duration)
         slides = r["distance"] > 1e-6
         np.testing.assert_array_equal(slides, r["mu"] < np.tan(r["angle"]))

@@ -10,6 +10,6 @@ and joints, stepping batches of worlds.
 See docs/python.md in the repository.
 """
 
-from ._axion import AxionError, Model, Simulator, __version__
+from ._axion import FRICTION_CREEP, AxionError, Model, Simulator, __version__
 
-__all__ = ["AxionError", "Model", "Simulator", "__version__"]
+__all__ = ["FRICTION_CREEP", "AxionError", "Model", "Simulator", "__version__"]

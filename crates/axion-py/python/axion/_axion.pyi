@@ -7,6 +7,9 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+#: The CPU solver's default friction creep c: a sticking contact slips at c λ_t / ρ
+#: (docs/step.md, "Creep").
+FRICTION_CREEP: float
 
 Key = Union[int, str]
 ArrayLike = npt.ArrayLike
