@@ -1,7 +1,10 @@
 //! The two ways to solve a Newton iteration of a chain, timed on the same Jacobians:
 //!
+//! * `reduced_lu`: the joint rows eliminated onto the bodies' velocities, the body
+//!   system M̃ − h²K + h Jᵀ D⁻¹ J (D the rows' diagonal) by sparse LU, with one step of
+//!   iterative refinement — what `axion-cpu` does (`axion_cpu::reduced`);
 //! * `kkt_lu`: the full system [[M̃ − h²K, −hJᵀ], [J, hC]] with the geometric stiffness
-//!   K by sparse LU — what `axion-cpu` does;
+//!   K by sparse LU — what `axion-cpu` did before;
 //! * `schur_llt`: the Schur complement J M̃⁻¹ Jᵀ + C by sparse Cholesky, then
 //!   Δu = M̃⁻¹(…) — only possible when the velocity block is block-diagonal, i.e.
 //!   *without* geometric stiffness.
@@ -14,6 +17,7 @@ use std::hint::black_box;
 use axion::prelude::*;
 use axion::scenes::{ChainOptions, chain};
 use axion_constraints::RowJacobian;
+use axion_cpu::reduced::{BodyMatrix, GROUP_ROWS, GroupSystem, ReducedLu, RowGroup};
 use axion_cpu::sparse::SparseLu;
 use axion_math::Pose;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -189,6 +193,62 @@ fn schur(p: &Problem, touching: &[Vec<(usize, Vector6<f64>)>], out: &mut Vec<(us
     }
 }
 
+/// The joint rows in groups of one joint (consecutive rows on the same two bodies).
+fn groups(p: &Problem) -> Vec<RowGroup> {
+    let mut out: Vec<RowGroup> = Vec::new();
+    for (i, (parent, child, _)) in p.rows.iter().enumerate() {
+        let bodies = [*parent, Some(*child)];
+        match out.last_mut() {
+            Some(g) if g.bodies == bodies && g.len < GROUP_ROWS => g.len += 1,
+            _ => out.push(RowGroup {
+                first: i,
+                len: 1,
+                bodies,
+            }),
+        }
+    }
+    out
+}
+
+/// The reduced system's inputs: the body block and each group's G, hF and D.
+fn reduced(p: &Problem, groups: &[RowGroup]) -> (BodyMatrix, Vec<GroupSystem>) {
+    let mut a = BodyMatrix {
+        diagonal: p.mass.clone(),
+        cross: Vec::new(),
+    };
+    for &(x, y, m) in &p.stiffness {
+        if x == y {
+            a.diagonal[x] += m;
+        } else {
+            a.cross.push((x, y, m));
+        }
+    }
+    let systems = groups
+        .iter()
+        .map(|g| {
+            let mut s = GroupSystem {
+                jacobian: Default::default(),
+                force: Default::default(),
+                diagonal: Matrix6::identity(),
+            };
+            for i in 0..g.len {
+                let (parent, _, j) = &p.rows[g.first + i];
+                for (slot, block) in [(0, &j.body_a), (1, &j.body_b)] {
+                    if slot == 1 || parent.is_some() {
+                        for c in 0..6 {
+                            s.jacobian[(i, 6 * slot + c)] = block[c];
+                            s.force[(i, 6 * slot + c)] = H * block[c];
+                        }
+                    }
+                }
+                s.diagonal[(i, i)] = REG;
+            }
+            s
+        })
+        .collect();
+    (a, systems)
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("newton_linear_solve");
     for links in [10, 100, 1000] {
@@ -196,6 +256,26 @@ fn bench(c: &mut Criterion) {
         let nb = p.n_bodies;
         let nr = p.rows.len();
         let mut entries = Vec::new();
+
+        let row_groups = groups(&p);
+        let cross: Vec<(usize, usize)> = reduced(&p, &row_groups)
+            .0
+            .cross
+            .iter()
+            .map(|&(x, y, _)| (x, y))
+            .collect();
+        let mut rlu = ReducedLu::new(nb, &row_groups, &cross);
+        group.bench_with_input(BenchmarkId::new("reduced_lu", links), &links, |b, _| {
+            b.iter(|| {
+                let (a, systems) = reduced(&p, &row_groups);
+                let b_u = vec![1.0; 6 * nb];
+                let b_g = vec![Vector6::repeat(1.0); row_groups.len()];
+                let (du, _) = rlu
+                    .solve(&a, &row_groups, &systems, &b_u, &b_g)
+                    .expect("non-singular");
+                black_box(du[0])
+            })
+        });
 
         kkt(&p, &mut entries);
         let pattern: Vec<Pair<usize, usize>> = entries

@@ -1,8 +1,15 @@
 //! Canonical scene 9 (docs/canonical-scenes.md): one step of N/10 side-by-side 10-box
-//! pyramids (N = 10, 100, 1000 unit boxes, μ 0.8) at h = 0.01 and 0.05, single thread.
-//! Each timed step starts from the state after 1 s of simulated time (the boxes settled,
-//! contacts persisted). Before timing, prints steps/s and Newton iterations over 1 s from
-//! rest.
+//! pyramids (N = 10, 100, 1000 unit boxes, μ 0.8) at h = 0.01 and 0.05, single thread,
+//! after 1 s of simulated time (the boxes settled):
+//!
+//! * `settled`: the next step, warm-started from the previous one's contact forces (the
+//!   steps of a resting pyramid: collision detection and a converged start, no Newton
+//!   iteration);
+//! * `cold`: a step from the settled state set again with `state_mut` (which forgets the
+//!   previous contacts), so its forces start from zero: the Newton iterations and
+//!   linear solves of a step that has to find its contact forces.
+//!
+//! Before timing, prints steps/s and Newton iterations over 1 s from rest.
 //!
 //! `cargo bench --bench pyramid`
 
@@ -35,7 +42,11 @@ fn bench(c: &mut Criterion) {
                 sim.last_report().worlds[0].contact_count
             );
             let settled = sim.state().clone();
-            group.bench_with_input(BenchmarkId::new(format!("h{h}"), boxes), &boxes, |b, _| {
+            let id = |kind: &str| BenchmarkId::new(format!("h{h}/{kind}"), boxes);
+            group.bench_with_input(id("settled"), &boxes, |b, _| {
+                b.iter(|| black_box(sim.step().expect("step").worlds[0].iterations))
+            });
+            group.bench_with_input(id("cold"), &boxes, |b, _| {
                 b.iter(|| {
                     *sim.state_mut() = settled.clone();
                     black_box(sim.step().expect("step").worlds[0].iterations)

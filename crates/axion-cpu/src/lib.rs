@@ -1,14 +1,16 @@
 //! # axion-cpu
 //!
 //! The reference backend of axion-rs: every world's step is one implicit non-smooth
-//! system solved by Newton's method in f64, with the Newton matrix factorized by
-//! faer's sparse LU (symbolic analysis reused while the row pattern is unchanged).
+//! system solved by Newton's method in f64: the Newton system's rows are eliminated
+//! onto the bodies' velocities ([`reduced`]) and that matrix is factorized by faer's
+//! sparse LU (symbolic analysis reused while the row pattern is unchanged).
 //! Contacts are found once per step at the start-of-step poses (`axion-collision`)
 //! and enter as position-level Fischer–Burmeister rows with exact Coulomb friction
 //! (projection residual, semismooth Newton). See [`newton`] for the equations and
 //! `docs/step.md` for the design.
 
 pub mod newton;
+pub mod reduced;
 pub mod settings;
 pub mod sparse;
 
@@ -39,11 +41,11 @@ struct Cache {
     varied: Vec<Option<(Vec<Option<f64>>, Model)>>,
 }
 
-/// One sparse LU per row pattern seen (the model's rows plus the contacts' body
+/// One reduced Newton system's LU per row pattern seen (the model's rows plus the contacts' body
 /// pairs), and the velocity projection's; owned by one worker thread.
 #[derive(Default)]
 struct Factorizations {
-    newton: HashMap<Vec<(usize, usize)>, Option<SparseLu>>,
+    newton: HashMap<Vec<(usize, usize)>, Option<reduced::ReducedLu>>,
     projection: Option<SparseLu>,
 }
 
@@ -191,7 +193,7 @@ impl Default for CpuBackend {
 
 impl Backend for CpuBackend {
     fn name(&self) -> String {
-        "cpu (f64, Newton with faer sparse LU)".to_string()
+        "cpu (f64, Newton with faer sparse LU of the reduced system)".to_string()
     }
 
     /// The contacts the last step solved, their points placed with the poses the step

@@ -13,11 +13,13 @@
 //! $$\begin{bmatrix} \tilde M + D\thinspace \partial\phi/\partial u - h K\thinspace \partial q/\partial u & -hF^\top \\
 //!   J & hC + \delta \end{bmatrix}\begin{bmatrix}\Delta u \\ \Delta\lambda\end{bmatrix}
 //!   = -\begin{bmatrix} h_{dyn} \\ h_c\end{bmatrix}$$
-//! by sparse LU, where $D = I_w\operatorname{skew}(\omega) - \operatorname{skew}(I_w\omega)$ is the derivative of
+//! where $D = I_w\operatorname{skew}(\omega) - \operatorname{skew}(I_w\omega)$ is the derivative of
 //! $I_w(\theta)\omega$ under a rotation of the body, $K$ the geometric stiffness,
 //! $\partial\phi/\partial u = h s J_l(h s\thinspace \omega)$ (the left Jacobian of the exponential
-//! map, $s = 1$ or $\tfrac12$) and $\delta$ a tiny regularisation. Then a backtracking
-//! line search on the merit $\tfrac12|F|^2$, $F$ being every residual in m/s.
+//! map, $s = 1$ or $\tfrac12$) and $\delta$ a tiny regularisation. The rows are
+//! eliminated group by group onto the bodies' velocities and the reduced system is
+//! factorized by sparse LU ([`crate::reduced`]). Then a backtracking line search on the
+//! merit $\tfrac12|F|^2$, $F$ being every residual in m/s.
 
 use axion_collision::Contact;
 use axion_constraints::PositionRow;
@@ -32,6 +34,7 @@ use axion_model::{Body, Control, JointRange, Model, StepStats};
 use faer::sparse::Pair;
 use nalgebra::{Matrix3, Matrix6, Vector2, Vector3, Vector6};
 
+use crate::reduced::{BodyMatrix, GROUP_ROWS, GroupSystem, ReducedLu, RowGroup};
 use crate::settings::{Integrator, SolverSettings};
 use crate::sparse::{PatternSink, Sink, SparseLu, ValueSink};
 
@@ -76,10 +79,6 @@ impl Layout {
             row_bodies,
             joint_rows: model.joint_row_count(),
         }
-    }
-
-    fn row_column(&self, r: usize) -> usize {
-        6 * self.dyn_bodies.len() + r
     }
 
     /// Dynamic index of an optional body.
@@ -292,6 +291,10 @@ pub(crate) struct WorldSolver<'a> {
     /// ([`recovery_target`] of its start violation $c(q^-) + \varepsilon\lambda^-$); set by
     /// [`solve`](Self::solve) from the warm-start multipliers.
     joint_target: Vec<f64>,
+    /// The rows in the groups the Newton system is reduced by ([`crate::reduced`]), and
+    /// each row's group.
+    groups: Vec<RowGroup>,
+    row_group: Vec<usize>,
     constants: Constants,
     position_rows: Vec<axion_constraints::PositionRow>,
     force_rows: Vec<axion_constraints::PositionRow>,
@@ -392,21 +395,24 @@ impl<'a> WorldSolver<'a> {
             row_bodies.push((parent, child));
         }
         let joint_rows = input.layout.joint_rows;
+        let (groups, row_group) = row_groups(
+            input.layout,
+            &row_bodies,
+            input.layout.row_bodies.len(),
+            contacts.len(),
+        );
         Self {
             input,
             row_bodies,
             contacts,
             limits,
+            groups,
+            row_group,
             constants,
             joint_target: vec![0.0; joint_rows],
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
         }
-    }
-
-    /// Number of unknowns: 6 per dynamic body and one per row.
-    pub fn unknowns(&self) -> usize {
-        6 * self.input.layout.dyn_bodies.len() + self.row_bodies.len()
     }
 
     fn body_velocity(&self, it: &Iterate, b: usize) -> Twist {
@@ -718,13 +724,13 @@ impl<'a> WorldSolver<'a> {
             && e.joint_norm <= st.position_tolerance
     }
 
-    /// Emits the Newton matrix in a fixed order (the same for pattern and values).
-    fn assemble(&self, it: &Iterate, e: &Eval, sink: &mut impl Sink) {
+    /// The body block of the Newton matrix: $\tilde M(\theta^+) + D\thinspace\partial\phi/\partial u$
+    /// per body and the geometric stiffness $-h K_{ij}\thinspace\partial\delta q_j/\partial u_j$.
+    fn body_matrix(&self, it: &Iterate, e: &Eval) -> BodyMatrix {
         let inp = &self.input;
         let (model, layout, h, st) = (inp.model, inp.layout, inp.h, inp.settings);
         let (_, s_force, s_bar) = scheme(inp.integrator);
         let nd = layout.dyn_bodies.len();
-        // Diagonal blocks: M̃(θ⁺) + D ∂φ/∂u.
         let mut diag: Vec<Matrix6<f64>> = Vec::with_capacity(nd);
         for (k, &b) in layout.dyn_bodies.iter().enumerate() {
             let mass = &model.bodies()[b].mass;
@@ -737,7 +743,6 @@ impl<'a> WorldSolver<'a> {
                 .copy_from(&(iw + d * e.rot_map[k]));
             diag.push(m);
         }
-        // Geometric stiffness: −h K_ij ∂δq_j/∂u_j.
         let mut cross: Vec<(usize, usize, Matrix6<f64>)> = Vec::new();
         if st.geometric_stiffness {
             let pose_of = |b: Option<usize>| b.map_or(Pose::identity(), |b| e.force_poses[b]);
@@ -786,72 +791,104 @@ impl<'a> WorldSolver<'a> {
                 }
             }
         }
-        for (k, m) in diag.iter().enumerate() {
-            emit_block(sink, 6 * k, 6 * k, m);
-        }
-        for (bi, bj, m) in &cross {
-            emit_block(sink, 6 * bi, 6 * bj, m);
-        }
-        // Row couplings and the compliance diagonal.
-        for (r, (row, &(parent, child))) in e.rows.iter().zip(&self.row_bodies).enumerate() {
-            let col = layout.row_column(r);
-            let mut w = 0.0;
-            for (body, jac, force) in [
-                (parent, &row.jacobian.body_a, &row.force.body_a),
-                (Some(child), &row.jacobian.body_b, &row.force.body_b),
-            ] {
-                if let Some(k) = layout.dynamic(body) {
-                    for c in 0..6 {
-                        sink.push(6 * k + c, col, -h * force[c]);
-                    }
-                    for c in 0..6 {
-                        sink.push(col, 6 * k + c, jac[c]);
-                    }
-                    let b = layout.dyn_bodies[k];
-                    w += jac.dot(
-                        &model.bodies()[b]
-                            .mass
-                            .inverse_apply(&e.poses[b].rotation, jac),
-                    );
-                }
-            }
-            sink.push(col, col, h * row.compliance + st.regularization * h * w);
-        }
-        for &(r, s, value) in &e.couplings {
-            sink.push(layout.row_column(r), layout.row_column(s), value);
+        BodyMatrix {
+            diagonal: diag,
+            cross,
         }
     }
 
-    /// The Newton direction, or `None` if the linear solve failed.
+    /// Each row group's $G_g$, $hF_g$ and $D_g$ ([`crate::reduced`]): a row's
+    /// $\partial h_i/\partial u^+$, its force direction times $h$, and on the diagonal
+    /// $hC_i + \delta h w_i$ ($w_i = J_i\tilde M^{-1}J_i^\top$) plus the friction rows'
+    /// couplings.
+    fn group_systems(&self, e: &Eval) -> Vec<GroupSystem> {
+        let inp = &self.input;
+        let (model, layout, h) = (inp.model, inp.layout, inp.h);
+        let mut systems: Vec<GroupSystem> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let mut s = GroupSystem {
+                    jacobian: Default::default(),
+                    force: Default::default(),
+                    diagonal: Matrix6::identity(),
+                };
+                let (parent, child) = self.row_bodies[g.first];
+                for i in 0..g.len {
+                    let row = &e.rows[g.first + i];
+                    let mut w = 0.0;
+                    for (slot, (body, jac, force)) in [
+                        (parent, &row.jacobian.body_a, &row.force.body_a),
+                        (Some(child), &row.jacobian.body_b, &row.force.body_b),
+                    ]
+                    .into_iter()
+                    .enumerate()
+                    {
+                        if let Some(k) = layout.dynamic(body) {
+                            let cols = 6 * slot..6 * slot + 6;
+                            for (c, col) in cols.enumerate() {
+                                s.jacobian[(i, col)] = jac[c];
+                                s.force[(i, col)] = h * force[c];
+                            }
+                            let b = layout.dyn_bodies[k];
+                            w += jac.dot(
+                                &model.bodies()[b]
+                                    .mass
+                                    .inverse_apply(&e.poses[b].rotation, jac),
+                            );
+                        }
+                    }
+                    s.diagonal[(i, i)] = h * row.compliance + inp.settings.regularization * h * w;
+                }
+                s
+            })
+            .collect();
+        for &(r, c, value) in &e.couplings {
+            let g = self.row_group[r];
+            debug_assert_eq!(g, self.row_group[c], "couplings stay within a group");
+            let first = self.groups[g].first;
+            systems[g].diagonal[(r - first, c - first)] += value;
+        }
+        systems
+    }
+
+    /// The Newton direction `[Δu; Δλ]`, or `None` if the linear solve failed.
     fn direction(
         &mut self,
         it: &Iterate,
         e: &Eval,
-        slot: &mut Option<SparseLu>,
+        slot: &mut Option<ReducedLu>,
     ) -> Option<Vec<f64>> {
-        if slot.is_none() {
-            *slot = Some(SparseLu::new(self.unknowns(), &self.pattern()));
-        }
-        let lu = slot.as_mut().expect("built above");
-        let mut values = ValueSink(Vec::with_capacity(lu.entries()));
-        self.assemble(it, e, &mut values);
+        let a = self.body_matrix(it, e);
         let nd = self.input.layout.dyn_bodies.len();
-        let mut rhs: Vec<f64> = Vec::with_capacity(self.unknowns());
-        for d in &e.dynamics {
-            rhs.extend(d.iter().map(|x| -x));
+        let lu = slot.get_or_insert_with(|| {
+            let cross: Vec<(usize, usize)> = a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
+            ReducedLu::new(nd, &self.groups, &cross)
+        });
+        let systems = self.group_systems(e);
+        let b_u: Vec<f64> = e
+            .dynamics
+            .iter()
+            .flat_map(|d| d.iter().map(|x| -x))
+            .collect();
+        let b_g: Vec<Vector6<f64>> = self
+            .groups
+            .iter()
+            .map(|g| {
+                let mut b = Vector6::zeros();
+                for i in 0..g.len {
+                    b[i] = -e.rows[g.first + i].residual;
+                }
+                b
+            })
+            .collect();
+        let (du, dl) = lu.solve(&a, &self.groups, &systems, &b_u, &b_g).ok()?;
+        let mut dx = du;
+        dx.reserve(self.row_bodies.len());
+        for (g, d) in self.groups.iter().zip(&dl) {
+            dx.extend(d.iter().take(g.len));
         }
-        rhs.extend(e.rows.iter().map(|r| -r.residual));
-        debug_assert_eq!(rhs.len(), 6 * nd + e.rows.len());
-        lu.solve(&values.0, &mut rhs).ok().map(|()| rhs)
-    }
-
-    /// The sparsity pattern of the Newton matrix (from the step's first iterate).
-    pub fn pattern(&mut self) -> Vec<Pair<usize, usize>> {
-        let it = self.initial_iterate(&vec![0.0; self.input.layout.row_bodies.len()]);
-        let e = self.evaluate(&it);
-        let mut p = PatternSink::default();
-        self.assemble(&it, &e, &mut p);
-        p.0
+        Some(dx)
     }
 
     /// Each joint row's target error: [`recovery_target`] of its violation at the start
@@ -900,7 +937,7 @@ impl<'a> WorldSolver<'a> {
     pub fn solve(
         &mut self,
         warm_lambda: &[f64],
-        lu: &mut Option<SparseLu>,
+        lu: &mut Option<ReducedLu>,
         projection: Option<&mut SparseLu>,
     ) -> WorldResult {
         let st = *self.input.settings;
@@ -947,7 +984,7 @@ impl<'a> WorldSolver<'a> {
         &mut self,
         mut it: Iterate,
         mut e: Eval,
-        lu: &mut Option<SparseLu>,
+        lu: &mut Option<ReducedLu>,
         stats: &mut StepStats,
         max_iterations: usize,
     ) -> (Iterate, Eval) {
@@ -1132,4 +1169,40 @@ fn emit_block(sink: &mut impl Sink, row0: usize, col0: usize, m: &Matrix6<f64>) 
 fn radius_of_gyration(body: &Body) -> f64 {
     let i = body.mass.inertia();
     (i[(0, 0)].max(i[(1, 1)]).max(i[(2, 2)]) / body.mass.mass()).sqrt()
+}
+
+/// The row groups of a step: the rows of each contact stay together (their friction
+/// rows are coupled to the normal row), every other row is a unit of its own, and
+/// consecutive units on the same two bodies share a group of at most
+/// [`GROUP_ROWS`] rows (a joint's rows; several contacts of one pair).
+/// `first_contact` is the first contact row, `contacts` their number. Returns the
+/// groups and each row's group.
+fn row_groups(
+    layout: &Layout,
+    row_bodies: &[(Option<usize>, usize)],
+    first_contact: usize,
+    contacts: usize,
+) -> (Vec<RowGroup>, Vec<usize>) {
+    let mut groups: Vec<RowGroup> = Vec::new();
+    let mut row_group = Vec::with_capacity(row_bodies.len());
+    let mut r = 0;
+    while r < row_bodies.len() {
+        let in_contact = (first_contact..first_contact + 3 * contacts).contains(&r);
+        let len = if in_contact { 3 } else { 1 };
+        let (parent, child) = row_bodies[r];
+        let bodies = [layout.dynamic(parent), layout.dynamic(Some(child))];
+        match groups.last_mut() {
+            Some(g) if row_bodies[g.first] == row_bodies[r] && g.len + len <= GROUP_ROWS => {
+                g.len += len;
+            }
+            _ => groups.push(RowGroup {
+                first: r,
+                len,
+                bodies,
+            }),
+        }
+        row_group.extend(std::iter::repeat_n(groups.len() - 1, len));
+        r += len;
+    }
+    (groups, row_group)
 }

@@ -90,6 +90,18 @@ impl SparseLu {
     /// Factorizes the matrix with `values` (in pattern order) and solves `A x = rhs` in
     /// place, single-threaded.
     pub fn solve(&mut self, values: &[f64], rhs: &mut [f64]) -> Result<(), SolveFailure> {
+        self.with_factors(values, |solve| solve(rhs))
+    }
+
+    /// Factorizes the matrix with `values` (in pattern order) and hands `f` a solver
+    /// with these factors: each call solves `A x = rhs` in place, single-threaded.
+    pub fn with_factors<R>(
+        &mut self,
+        values: &[f64],
+        f: impl FnOnce(
+            &mut dyn FnMut(&mut [f64]) -> Result<(), SolveFailure>,
+        ) -> Result<R, SolveFailure>,
+    ) -> Result<R, SolveFailure> {
         let a = SparseColMat::new_from_argsort(self.pattern.clone(), &self.argsort, values)
             .expect("values match the pattern");
         let lu = self
@@ -102,17 +114,20 @@ impl SparseLu {
                 Default::default(),
             )
             .map_err(|_| SolveFailure::Singular)?;
-        let n = rhs.len();
-        lu.solve_in_place_with_conj(
-            Conj::No,
-            MatMut::from_column_major_slice_mut(rhs, n, 1),
-            Par::Seq,
-            MemStack::new(&mut self.solve_scratch),
-        );
-        if rhs.iter().all(|x| x.is_finite()) {
-            Ok(())
-        } else {
-            Err(SolveFailure::NonFinite)
-        }
+        let scratch = &mut self.solve_scratch;
+        f(&mut |rhs: &mut [f64]| {
+            let n = rhs.len();
+            lu.solve_in_place_with_conj(
+                Conj::No,
+                MatMut::from_column_major_slice_mut(rhs, n, 1),
+                Par::Seq,
+                MemStack::new(scratch),
+            );
+            if rhs.iter().all(|x| x.is_finite()) {
+                Ok(())
+            } else {
+                Err(SolveFailure::NonFinite)
+            }
+        })
     }
 }

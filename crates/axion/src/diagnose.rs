@@ -176,10 +176,14 @@ impl fmt::Display for InitialState {
                 shown.join(", ")
             ));
         }
+        let d = crate::SolverSettings::default();
         write!(
             f,
-            "initial state: {} (the first step removes each at once)",
-            parts.join("; ")
+            "initial state: {} (the CPU solver removes each at its recovery speed, \
+             {} m/s and {} rad/s unless set; the GPU in one step)",
+            parts.join("; "),
+            d.recovery_speed,
+            d.recovery_rate
         )
     }
 }
