@@ -1,15 +1,17 @@
-//! The two ways to solve a Newton iteration of a chain, timed on the same Jacobians:
+//! Four ways to solve a Newton iteration of a chain, timed on the same Jacobians:
 //!
 //! * `reduced_lu`: the joint rows eliminated onto the bodies' velocities, the body
-//!   system M̃ − h²K + h Jᵀ D⁻¹ J (D the rows' diagonal) by sparse LU, with one step of
-//!   iterative refinement — what `axion-cpu` does (`axion_cpu::reduced`);
+//!   system M̃ − h²K + h Jᵀ D⁻¹ J (D the rows' diagonal) by sparse LU, with iterative
+//!   refinement — what `axion-cpu` does (`axion_cpu::reduced`);
 //! * `kkt_lu`: the full system [[M̃ − h²K, −hJᵀ], [J, hC]] with the geometric stiffness
 //!   K by sparse LU — what `axion-cpu` did before;
+//! * `kkt_ldlt`: that system symmetrised (the symmetric part of K, −hJ below the
+//!   diagonal) by sparse LDLᵀ with dynamic regularisation;
 //! * `schur_llt`: the Schur complement J M̃⁻¹ Jᵀ + C by sparse Cholesky, then
 //!   Δu = M̃⁻¹(…) — only possible when the velocity block is block-diagonal, i.e.
 //!   *without* geometric stiffness.
 //!
-//! Both include assembling the values and reuse their symbolic analysis.
+//! All include assembling the values and reuse their symbolic analysis.
 //! `cargo bench --bench linear_systems`
 
 use std::hint::black_box;
