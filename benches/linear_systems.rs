@@ -228,21 +228,13 @@ fn reduced(p: &Problem, groups: &[RowGroup]) -> (BodyMatrix, Vec<GroupSystem>) {
     let systems = groups
         .iter()
         .map(|g| {
-            let mut s = GroupSystem {
-                jacobian: Default::default(),
-                force: Default::default(),
-                diagonal: Matrix6::identity(),
-            };
+            let mut s = GroupSystem::new();
             for i in 0..g.len {
                 let (parent, _, j) = &p.rows[g.first + i];
-                for (slot, block) in [(0, &j.body_a), (1, &j.body_b)] {
-                    if slot == 1 || parent.is_some() {
-                        for c in 0..6 {
-                            s.jacobian[(i, 6 * slot + c)] = block[c];
-                            s.force[(i, 6 * slot + c)] = H * block[c];
-                        }
-                    }
+                if parent.is_some() {
+                    s.set_row(i, 0, &j.body_a, &(j.body_a * H));
                 }
+                s.set_row(i, 1, &j.body_b, &(j.body_b * H));
                 s.diagonal[(i, i)] = REG;
             }
             s

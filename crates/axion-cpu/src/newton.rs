@@ -808,11 +808,7 @@ impl<'a> WorldSolver<'a> {
             .groups
             .iter()
             .map(|g| {
-                let mut s = GroupSystem {
-                    jacobian: Default::default(),
-                    force: Default::default(),
-                    diagonal: Matrix6::identity(),
-                };
+                let mut s = GroupSystem::new();
                 let (parent, child) = self.row_bodies[g.first];
                 for i in 0..g.len {
                     let row = &e.rows[g.first + i];
@@ -825,11 +821,7 @@ impl<'a> WorldSolver<'a> {
                     .enumerate()
                     {
                         if let Some(k) = layout.dynamic(body) {
-                            let cols = 6 * slot..6 * slot + 6;
-                            for (c, col) in cols.enumerate() {
-                                s.jacobian[(i, col)] = jac[c];
-                                s.force[(i, col)] = h * force[c];
-                            }
+                            s.set_row(i, slot, jac, &(force * h));
                             let b = layout.dyn_bodies[k];
                             w += jac.dot(
                                 &model.bodies()[b]

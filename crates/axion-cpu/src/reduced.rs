@@ -59,6 +59,40 @@ pub struct GroupSystem {
     pub diagonal: Matrix6<f64>,
 }
 
+impl GroupSystem {
+    /// A group without rows yet: $G_g = hF_g = 0$, $D_g = I$ (unused rows stay so).
+    pub fn new() -> Self {
+        Self {
+            jacobian: GroupJacobian::zeros(),
+            force: GroupJacobian::zeros(),
+            diagonal: Matrix6::identity(),
+        }
+    }
+
+    /// Sets row `i`'s entries for body `slot` (0 the parent, 1 the child): its
+    /// Jacobian and $h$ times its force direction.
+    pub fn set_row(
+        &mut self,
+        i: usize,
+        slot: usize,
+        jacobian: &Vector6<f64>,
+        h_force: &Vector6<f64>,
+    ) {
+        self.jacobian
+            .fixed_view_mut::<1, 6>(i, 6 * slot)
+            .copy_from(&jacobian.transpose());
+        self.force
+            .fixed_view_mut::<1, 6>(i, 6 * slot)
+            .copy_from(&h_force.transpose());
+    }
+}
+
+impl Default for GroupSystem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// The body block $A$ of the Newton matrix: one block per dynamic body and the
 /// couplings of jointed bodies (geometric stiffness), `(row body, column body, block)`.
 pub struct BodyMatrix {
