@@ -19,7 +19,7 @@ use std::hint::black_box;
 use axion::prelude::*;
 use axion::scenes::{ChainOptions, chain};
 use axion_constraints::RowJacobian;
-use axion_cpu::reduced::{BodyMatrix, GROUP_ROWS, GroupSystem, ReducedLu, RowGroup};
+use axion_cpu::reduced::{BodyMatrix, GroupSystem, ReducedLu, RowGroup};
 use axion_cpu::sparse::SparseLu;
 use axion_math::Pose;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
@@ -200,14 +200,7 @@ fn groups(p: &Problem) -> Vec<RowGroup> {
     let mut out: Vec<RowGroup> = Vec::new();
     for (i, (parent, child, _)) in p.rows.iter().enumerate() {
         let bodies = [*parent, Some(*child)];
-        match out.last_mut() {
-            Some(g) if g.bodies == bodies && g.len < GROUP_ROWS => g.len += 1,
-            _ => out.push(RowGroup {
-                first: i,
-                len: 1,
-                bodies,
-            }),
-        }
+        RowGroup::add_unit(&mut out, i, 1, bodies, |g| g.bodies == bodies);
     }
     out
 }

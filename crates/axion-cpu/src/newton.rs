@@ -34,7 +34,7 @@ use axion_model::{Body, Control, JointRange, Model, StepStats};
 use faer::sparse::Pair;
 use nalgebra::{Matrix3, Matrix6, Vector2, Vector3, Vector6};
 
-use crate::reduced::{BodyMatrix, GROUP_ROWS, GroupSystem, ReducedLu, RowGroup};
+use crate::reduced::{BodyMatrix, GroupSystem, ReducedLu, RowGroup};
 use crate::settings::{Integrator, SolverSettings};
 use crate::sparse::{PatternSink, Sink, SparseLu, ValueSink};
 
@@ -1166,7 +1166,7 @@ fn radius_of_gyration(body: &Body) -> f64 {
 /// The row groups of a step: the rows of each contact stay together (their friction
 /// rows are coupled to the normal row), every other row is a unit of its own, and
 /// consecutive units on the same two bodies share a group of at most
-/// [`GROUP_ROWS`] rows (a joint's rows; several contacts of one pair).
+/// [`GROUP_ROWS`](crate::reduced::GROUP_ROWS) rows (a joint's rows; several contacts of one pair).
 /// `first_contact` is the first contact row, `contacts` their number. Returns the
 /// groups and each row's group.
 fn row_groups(
@@ -1183,17 +1183,10 @@ fn row_groups(
         let len = if in_contact { 3 } else { 1 };
         let (parent, child) = row_bodies[r];
         let bodies = [layout.dynamic(parent), layout.dynamic(Some(child))];
-        match groups.last_mut() {
-            Some(g) if row_bodies[g.first] == row_bodies[r] && g.len + len <= GROUP_ROWS => {
-                g.len += len;
-            }
-            _ => groups.push(RowGroup {
-                first: r,
-                len,
-                bodies,
-            }),
-        }
-        row_group.extend(std::iter::repeat_n(groups.len() - 1, len));
+        let g = RowGroup::add_unit(&mut groups, r, len, bodies, |g| {
+            row_bodies[g.first] == row_bodies[r]
+        });
+        row_group.extend(std::iter::repeat_n(g, len));
         r += len;
     }
     (groups, row_group)

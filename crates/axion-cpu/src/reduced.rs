@@ -49,6 +49,26 @@ pub struct RowGroup {
     pub bodies: [Option<usize>; 2],
 }
 
+impl RowGroup {
+    /// Adds a unit of `len` rows from row `first` on `bodies` (rows that must stay
+    /// together: one, or a contact's three) to `groups`: to the last group if
+    /// `same_bodies` says its rows act on the same two bodies and it stays within
+    /// [`GROUP_ROWS`] rows, else as a group of its own. Returns the unit's group.
+    pub fn add_unit(
+        groups: &mut Vec<RowGroup>,
+        first: usize,
+        len: usize,
+        bodies: [Option<usize>; 2],
+        same_bodies: impl FnOnce(&RowGroup) -> bool,
+    ) -> usize {
+        match groups.last_mut() {
+            Some(g) if g.len + len <= GROUP_ROWS && same_bodies(g) => g.len += len,
+            _ => groups.push(RowGroup { first, len, bodies }),
+        }
+        groups.len() - 1
+    }
+}
+
 /// One group's part of the Newton system (see the module doc).
 pub struct GroupSystem {
     /// $G_g$.
@@ -176,7 +196,7 @@ impl ReducedLu {
     /// relative errors near $\epsilon/\delta \approx 10^{-6}$; refined, the direction is as
     /// accurate as a solve of the unreduced system. One step was not always enough: a
     /// cylinder landing flat on a box then needed more than 30 Newton iterations where
-    /// two or more steps (and the unreduced LU) need 14.
+    /// two or more steps (and the unreduced LU) need 12–15.
     pub fn solve(
         &mut self,
         a: &BodyMatrix,
