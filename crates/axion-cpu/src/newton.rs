@@ -30,7 +30,7 @@ use axion_constraints::contact::{
 use axion_constraints::drive::{CoordinateKind, DriveMode, coordinate, coordinate_stiffness};
 use axion_constraints::friction::projection;
 use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
-use axion_model::{Body, Control, JointRange, Model, StepStats};
+use axion_model::{Control, JointRange, Model, StepStats};
 use faer::sparse::Pair;
 use nalgebra::{Matrix3, Matrix6, Vector2, Vector3, Vector6};
 
@@ -321,7 +321,7 @@ impl<'a> WorldSolver<'a> {
             constants
                 .impulse
                 .push((twist(g * m, Vector3::zeros()) + wrenches[b]) * h);
-            constants.gyration.push(radius_of_gyration(body));
+            constants.gyration.push(body.mass.radius_of_gyration());
         }
         for d in model.drives() {
             let j = &model.joints()[d.joint.0];
@@ -1154,13 +1154,6 @@ fn emit_block(sink: &mut impl Sink, row0: usize, col0: usize, m: &Matrix6<f64>) 
             sink.push(row0 + r, col0 + c, m[(r, c)]);
         }
     }
-}
-
-/// $\sqrt{\max_i I_{b,ii} / m}$: the length that turns an angular velocity error into
-/// a linear one for the convergence test.
-fn radius_of_gyration(body: &Body) -> f64 {
-    let i = body.mass.inertia();
-    (i[(0, 0)].max(i[(1, 1)]).max(i[(2, 2)]) / body.mass.mass()).sqrt()
 }
 
 /// The row groups of a step: the rows of each contact stay together (their friction

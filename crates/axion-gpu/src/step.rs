@@ -499,6 +499,14 @@ fn kinematically_apart(model: &Model, (a, ka): (usize, usize), (b, kb): (usize, 
 
 /// Refuses models the kernel cannot run (see [`contact_pairs`]).
 pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
+    if let Some(f) = model.bodies().iter().find(|b| b.mass.is_massless()) {
+        return Err(GpuError::UnsupportedModel {
+            reason: format!(
+                "body {:?} is a massless frame of a compound joint, which the GPU backend does not implement yet; use the CPU backend",
+                f.name
+            ),
+        });
+    }
     if let Some(d) = model
         .drives()
         .iter()

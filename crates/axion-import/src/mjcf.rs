@@ -15,11 +15,14 @@
 //!   (with `size` or `fromto`), `plane` (static) and `mesh`, with their sliding
 //!   `friction` and `contype`/`conaffinity`; joints `hinge`, `slide`, `ball`, `free` with
 //!   `range`/`limited` and `damping`. A body without joints is welded to its parent
-//!   (merged into its body, see [`crate::robot`]); a body with more than one joint is
-//!   refused. The world body is static.
+//!   (merged into its body, see [`crate::robot`]); a body with several joints (a
+//!   compound joint: a planar root, a 2- or 3-hinge hip) hangs from its parent through
+//!   massless frames, one between each two of its joints
+//!   ([`axion_model::BodyKind::Frame`]). The world body is static.
 //! * Collisions as MuJoCo filters them: two geoms collide when
 //!   `contype₁ & conaffinity₂ ≠ 0` or `contype₂ & conaffinity₁ ≠ 0`, never between a body
-//!   and its parent, nor between the pairs of `<contact><exclude>`.
+//!   and its parent (but for a body on a compound joint to the world: it collides with
+//!   the world, as in MuJoCo), nor between the pairs of `<contact><exclude>`.
 //! * `<actuator>`: `position` (`kp`, `kv`, `gear`) and `velocity` (`kv`, `gear`) become
 //!   implicit drives on their joints: with gear $g$, a position actuator's force on the
 //!   joint is $g\,(k_p (u - g q) - k_v g \dot q)$, a drive of stiffness $k_p g^2$ and
@@ -153,7 +156,7 @@ struct Reader<'x, 'i, 'o> {
     /// Mesh assets by name: file and scale.
     meshes: HashMap<String, (String, Vector3<f64>)>,
     /// Names given to unnamed bodies and joints, by node (and 0: the body or joint
-    /// itself, 1: the weld of a body without joints).
+    /// itself, 1: the weld of a body without joints, or the frame a joint moves).
     names: HashMap<(NodeId, u8), String>,
     timestep: Option<f64>,
     gravity: Option<Vector3<f64>>,
@@ -351,9 +354,15 @@ impl<'x> Reader<'x, '_, '_> {
                 .filter(|c| c.has_tag_name("joint") || c.has_tag_name("freejoint"))
                 .enumerate()
             {
+                let joint_name = joint
+                    .attribute("name")
+                    .map_or_else(|| format!("{name} joint {}", j + 1), str::to_string);
+                // The massless frame this joint moves, when another joint of the body
+                // follows it (a compound joint).
+                self.names
+                    .insert((joint.id(), 1), format!("{name} ({joint_name} frame)"));
                 if joint.attribute("name").is_none() {
-                    self.names
-                        .insert((joint.id(), 0), format!("{name} joint {}", j + 1));
+                    self.names.insert((joint.id(), 0), joint_name);
                 }
             }
         }
@@ -463,6 +472,7 @@ impl<'x> Reader<'x, '_, '_> {
             inertia: Matrix3::zeros(),
             collisions: Vec::new(),
             friction: None,
+            frame: false,
         }];
         let mut joints = Vec::new();
         for g in world.children().filter(|c| c.has_tag_name("geom")) {
@@ -491,9 +501,9 @@ impl<'x> Reader<'x, '_, '_> {
                 .attribute("childclass")
                 .map_or(class.clone(), str::to_string);
             let pose = self.frame(body, &body_class)?;
-            let (link, joint) = self.body(body, name, parent, pose, &child_class)?;
-            links.push(link);
-            joints.push(joint);
+            let (body_links, body_joints) = self.body(body, name, parent, pose, &child_class)?;
+            links.extend(body_links);
+            joints.extend(body_joints);
             let children: Vec<Node> = body.children().filter(|c| c.has_tag_name("body")).collect();
             for child in children.into_iter().rev() {
                 stack.push((child, name, child_class.clone()));
@@ -517,7 +527,13 @@ impl<'x> Reader<'x, '_, '_> {
         }
     }
 
-    /// One `<body>`: its link (mass, shapes) and the joint to its parent.
+    /// One `<body>`: its link (mass, shapes) and the joint to its parent, or with
+    /// several joints (a compound joint) its joints in order, each the child of the one
+    /// before through a massless frame link. As MuJoCo composes them, the body's pose
+    /// is $X_{parent}\, X_{body}\, T_1(q_1) \cdots T_n(q_n)$ with every $T_k$ a motion
+    /// about (or along) joint $k$'s anchor and axis in the body frame: frame $k$ is
+    /// the body frame moved by joints $1..k$, so joint $k+1$ sits in it at the anchor
+    /// and axis the file gives, and the body hangs from the last.
     fn body<'a>(
         &'a self,
         body: Node<'a, 'x>,
@@ -525,7 +541,7 @@ impl<'x> Reader<'x, '_, '_> {
         parent: &'a str,
         pose: Isometry3<f64>,
         class: &str,
-    ) -> Result<(Link<'a>, Joint<'a>), RobotError> {
+    ) -> Result<(Vec<Link<'a>>, Vec<Joint<'a>>), RobotError> {
         let line = self.xml.line(body);
         let mut collisions = Vec::new();
         let mut parts = Vec::new();
@@ -577,6 +593,7 @@ impl<'x> Reader<'x, '_, '_> {
             inertia,
             collisions,
             friction: None,
+            frame: false,
         };
         let joint = match joints[..] {
             [] => Joint {
@@ -596,18 +613,74 @@ impl<'x> Reader<'x, '_, '_> {
                 mimic: false,
             },
             [(j, ref class)] => self.joint(j, class, name, parent, pose)?,
-            _ => {
-                let names: Vec<&str> = joints.iter().map(|(j, _)| self.name_of(*j, 0)).collect();
-                return Err(self.refuse(
-                    body,
-                    format!(
-                        "body {name:?} with {} joints {names:?} (several joints in one body, a compound joint)",
-                        joints.len()
-                    ),
-                ));
-            }
+            _ => return self.compound(link, &joints, parent, pose),
         };
-        Ok((link, joint))
+        Ok((vec![link], vec![joint]))
+    }
+
+    /// A body with several joints: its link, a massless frame link after each joint
+    /// but the last, and the joints chained through them (see [`Self::body`]).
+    fn compound<'a>(
+        &'a self,
+        link: Link<'a>,
+        joints: &[(Node<'a, 'x>, String)],
+        parent: &'a str,
+        pose: Isometry3<f64>,
+    ) -> Result<(Vec<Link<'a>>, Vec<Joint<'a>>), RobotError> {
+        if let Some((free, _)) = joints
+            .iter()
+            .find(|(j, _)| j.has_tag_name("freejoint") || j.attribute("type") == Some("free"))
+        {
+            return Err(self.refuse(
+                *free,
+                format!(
+                    "a free joint beside other joints in body {:?} (a free joint must be its body's only joint)",
+                    link.name
+                ),
+            ));
+        }
+        let is = |(j, class): &(Node<'a, 'x>, String), kinds: &[&str]| {
+            kinds.contains(&self.attr(*j, class, "type").unwrap_or("hinge"))
+        };
+        let ball = joints.iter().position(|j| is(j, &["ball"]));
+        if let Some((rotation, _)) =
+            ball.and_then(|b| joints[b + 1..].iter().find(|j| is(j, &["hinge", "ball"])))
+        {
+            return Err(self.refuse(
+                *rotation,
+                format!(
+                    "a rotation after a ball joint in body {:?} (MuJoCo refuses it too: the ball already turns every way)",
+                    link.name
+                ),
+            ));
+        }
+        let last = joints.len() - 1;
+        let mut links = Vec::with_capacity(joints.len());
+        let mut chained = Vec::with_capacity(joints.len());
+        let mut above = parent;
+        for (k, (j, class)) in joints.iter().enumerate() {
+            let below = if k == last {
+                link.name
+            } else {
+                let frame = self.name_of(*j, 1);
+                links.push(Link {
+                    name: frame,
+                    line: self.xml.line(*j),
+                    mass: 0.0,
+                    com: Vector3::zeros(),
+                    inertia: Matrix3::zeros(),
+                    collisions: Vec::new(),
+                    friction: None,
+                    frame: true,
+                });
+                frame
+            };
+            let at = if k == 0 { pose } else { Isometry3::identity() };
+            chained.push(self.joint(*j, class, below, above, at)?);
+            above = below;
+        }
+        links.push(link);
+        Ok((links, chained))
     }
 
     fn joint<'a>(
@@ -799,9 +872,9 @@ impl<'x> Reader<'x, '_, '_> {
         };
         let contype = self.number(g, class, "contype")?.unwrap_or(1.0);
         let conaffinity = self.number(g, class, "conaffinity")?.unwrap_or(1.0);
-        let bits = |v: f64| -> Result<u32, RobotError> {
+        let bits = |v: f64| -> Result<u16, RobotError> {
             if v.fract() == 0.0 && (0.0..65536.0).contains(&v) {
-                Ok(v as u32)
+                Ok(v as u16)
             } else {
                 Err(self.refuse(
                     g,
@@ -824,13 +897,7 @@ impl<'x> Reader<'x, '_, '_> {
             origin: frame,
             geometry: geometry.clone(),
             friction: Some(friction),
-            // Two geoms collide when contype₁ & conaffinity₂ or contype₂ & conaffinity₁
-            // is non-zero; with the two 16-bit masks side by side, the model's test
-            // (groups₁ & mask₂ and groups₂ & mask₁) says the same.
-            filter: CollisionFilter {
-                groups: contype | (conaffinity << 16),
-                mask: conaffinity | (contype << 16),
-            },
+            filter: CollisionFilter::mujoco(contype, conaffinity),
         });
         let part = if !moving {
             None

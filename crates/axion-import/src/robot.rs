@@ -224,6 +224,9 @@ pub(crate) struct Link<'a> {
     pub(crate) collisions: Vec<Collision<'a>>,
     /// pybullet's `<contact><lateral_friction value>`.
     pub(crate) friction: Option<f64>,
+    /// A massless frame between two joints of one MJCF body (a compound joint): no
+    /// mass, no shapes, the child of one joint and the parent of the next.
+    pub(crate) frame: bool,
 }
 
 pub(crate) struct Collision<'a> {
@@ -647,6 +650,8 @@ impl<'o> Importer<'o> {
             let body_name = format!("{}{}", self.options.prefix, h);
             let mut desc = if is_static {
                 BodyDesc::fixed(body_name)
+            } else if link[h].frame {
+                BodyDesc::frame(body_name)
             } else {
                 let parts: Vec<Part> = members[top]
                     .iter()

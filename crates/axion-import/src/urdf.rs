@@ -100,6 +100,7 @@ impl Importer<'_> {
             inertia: Matrix3::zeros(),
             collisions: Vec::new(),
             friction: None,
+            frame: false,
         };
         for child in node.children().filter(Node::is_element) {
             match child.tag_name().name() {

@@ -111,13 +111,22 @@ pub fn repair_inertia(inertia: &Matrix3<f64>) -> InertiaRepair {
 /// Mass $m$ and body-frame inertia $I_b$ about the centre of mass, with their inverses.
 ///
 /// A static (or kinematic) body has infinite mass: both inverses are zero, see
-/// [`MassProperties::infinite`].
+/// [`MassProperties::infinite`]. A massless frame (between the joints of a compound
+/// joint) has zero mass and inertia; its inverses are those of the body it carries, see
+/// [`MassProperties::massless`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MassProperties {
     mass: f64,
     inertia: Matrix3<f64>,
     inv_mass: f64,
     inv_inertia: Matrix3<f64>,
+    /// $\sqrt{\max_i I_{b,ii} / m}$ (see [`MassProperties::radius_of_gyration`]).
+    gyration: f64,
+}
+
+/// $\sqrt{\max_i I_{ii} / m}$.
+fn gyration(mass: f64, inertia: &Matrix3<f64>) -> f64 {
+    (inertia[(0, 0)].max(inertia[(1, 1)]).max(inertia[(2, 2)]) / mass).sqrt()
 }
 
 impl MassProperties {
@@ -154,7 +163,42 @@ impl MassProperties {
             inertia: sym,
             inv_mass: 1.0 / mass,
             inv_inertia,
+            gyration: gyration(mass, &sym),
         })
+    }
+
+    /// A massless frame carrying the body of mass properties `carried`: zero mass and
+    /// inertia (momentum, kinetic energy and weight are zero), while the inverses and
+    /// the radius of gyration are `carried`'s. A frame's motion is fixed by its joints,
+    /// never by its inertia, so its inverses only scale: the solver's residual norms,
+    /// regularisation and row weights see the frame as the body it carries, and never
+    /// divide by its zero mass.
+    ///
+    /// Errors with [`MathError::NonPositiveMass`] when `carried` is not a body of
+    /// finite positive mass (static, or itself massless).
+    pub fn massless(carried: &MassProperties) -> Result<Self, MathError> {
+        if !(carried.mass.is_finite() && carried.mass > 0.0) {
+            return Err(MathError::NonPositiveMass { mass: carried.mass });
+        }
+        Ok(Self {
+            mass: 0.0,
+            inertia: Matrix3::zeros(),
+            inv_mass: carried.inv_mass,
+            inv_inertia: carried.inv_inertia,
+            gyration: carried.gyration,
+        })
+    }
+
+    /// Whether this is a massless frame ([`MassProperties::massless`]).
+    pub fn is_massless(&self) -> bool {
+        self.mass == 0.0
+    }
+
+    /// $\sqrt{\max_i I_{b,ii} / m}$: the length that turns an angular velocity into a
+    /// speed in residual norms (a massless frame's: that of the body it carries; 0 for
+    /// a static body).
+    pub fn radius_of_gyration(&self) -> f64 {
+        self.gyration
     }
 
     /// A solid box of full side lengths `size` and the given mass, about its centre.
@@ -179,6 +223,7 @@ impl MassProperties {
             inertia: Matrix3::from_diagonal_element(f64::INFINITY),
             inv_mass: 0.0,
             inv_inertia: Matrix3::zeros(),
+            gyration: 0.0,
         }
     }
 
@@ -186,7 +231,8 @@ impl MassProperties {
     pub fn mass(&self) -> f64 {
         self.mass
     }
-    /// Inverse mass (zero for a static body).
+    /// Inverse mass (zero for a static body; that of the carried body for a massless
+    /// frame).
     pub fn inv_mass(&self) -> f64 {
         self.inv_mass
     }
@@ -194,7 +240,8 @@ impl MassProperties {
     pub fn inertia(&self) -> &Matrix3<f64> {
         &self.inertia
     }
-    /// Body-frame inverse inertia (zero for a static body).
+    /// Body-frame inverse inertia (zero for a static body; that of the carried body for
+    /// a massless frame).
     pub fn inv_inertia(&self) -> &Matrix3<f64> {
         &self.inv_inertia
     }
@@ -219,7 +266,9 @@ impl MassProperties {
         )
     }
 
-    /// Velocity change $\tilde M(\theta)^{-1} f = (f_{lin}/m,\ I_w^{-1} \tau)$.
+    /// Velocity change $\tilde M(\theta)^{-1} f = (f_{lin}/m,\ I_w^{-1} \tau)$ (for a
+    /// massless frame, that of the body it carries: a scale, see
+    /// [`MassProperties::massless`]).
     pub fn inverse_apply(&self, rotation: &UnitQuaternion<f64>, f: &Wrench) -> Twist {
         twist(
             linear(f) * self.inv_mass,

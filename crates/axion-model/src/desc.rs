@@ -5,13 +5,20 @@ use nalgebra::{Isometry3, Matrix3, Vector3};
 
 use crate::shape::ShapeDesc;
 
-/// Dynamic bodies move; static bodies (the ground, fixtures) never do.
+/// Dynamic bodies move; static bodies (the ground, fixtures) never do; massless frames
+/// move as their joints make them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BodyKind {
     /// Moves under forces.
     Dynamic,
     /// Infinite mass, never moves.
     Static,
+    /// A massless frame between the joints of a compound joint (MuJoCo's body with
+    /// several joints: a 2- or 3-hinge hip, a planar root): the child of one joint and
+    /// the parent of one, with no mass and no shapes. The joints on either side fix
+    /// its motion ([`crate::ModelBuilder::build`] checks that they do), and the two
+    /// bodies at the ends of a chain of frames never collide with each other.
+    Frame,
 }
 
 /// Mass properties given explicitly (as URDF `<inertial>` does).
@@ -52,6 +59,14 @@ impl BodyDesc {
             velocity: Twist::zeros(),
             mass: None,
             shapes: Vec::new(),
+        }
+    }
+
+    /// A massless frame ([`BodyKind::Frame`]).
+    pub fn frame(name: impl Into<String>) -> Self {
+        Self {
+            kind: BodyKind::Frame,
+            ..Self::dynamic(name)
         }
     }
 

@@ -44,6 +44,37 @@ pub enum ModelError {
         /// The body.
         body: String,
     },
+    /// A massless frame given a mass or shapes.
+    #[error("body {body:?} is a massless frame: it takes no mass and no shapes")]
+    FrameWithMass {
+        /// The frame.
+        body: String,
+    },
+    /// A massless frame that is not the child of exactly one joint and the parent of
+    /// exactly one.
+    #[error(
+        "massless frame {body:?} must be the child of one joint and the parent of one; it is the child of {parents} and the parent of {children}"
+    )]
+    FrameJoints {
+        /// The frame.
+        body: String,
+        /// Joints whose child it is.
+        parents: usize,
+        /// Joints whose parent it is.
+        children: usize,
+    },
+    /// Joints through massless frames whose motions are not independent: the frames
+    /// could move while the bodies at both ends stand still, and nothing (no mass)
+    /// would say how.
+    #[error(
+        "joints {joints:?} through massless frames {frames:?}: their motions are not independent in the initial pose (two parallel hinges through one point, three coplanar axes through one point, …): the frames could move while the bodies at both ends stand still"
+    )]
+    DependentFrameJoints {
+        /// The joints of the chain, from the top.
+        joints: Vec<String>,
+        /// The frames of the chain, from the top.
+        frames: Vec<String>,
+    },
     /// A joint names a body that does not exist.
     #[error("joint {joint:?}: unknown body index {index} (the model has {count} bodies)")]
     UnknownBody {
@@ -197,6 +228,12 @@ pub enum ControlError {
     /// A mass given to a static body (static bodies have none).
     #[error("body {body} is static: it has no mass to change")]
     StaticBody {
+        /// The body's index.
+        body: usize,
+    },
+    /// A mass given to a massless frame ([`crate::BodyKind::Frame`]).
+    #[error("body {body} is a massless frame: it has no mass to change")]
+    FrameBody {
         /// The body's index.
         body: usize,
     },

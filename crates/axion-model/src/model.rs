@@ -35,9 +35,9 @@ pub struct Body {
 }
 
 impl Body {
-    /// Whether the body moves.
+    /// Whether the body moves (a dynamic body or a massless frame).
     pub fn is_dynamic(&self) -> bool {
-        self.kind == BodyKind::Dynamic
+        matches!(self.kind, BodyKind::Dynamic | BodyKind::Frame)
     }
 
     /// The reference-frame pose of a body whose COM pose is `com_pose`.
@@ -408,6 +408,9 @@ impl ModelBuilder {
         finite_pose(&desc.pose).map_err(invalid)?;
         axion_math::error::ensure_all_finite("body velocity", desc.velocity.iter())
             .map_err(invalid)?;
+        if desc.kind == BodyKind::Frame && (desc.mass.is_some() || !desc.shapes.is_empty()) {
+            return Err(ModelError::FrameWithMass { body: name });
+        }
         for (index, s) in desc.shapes.iter().enumerate() {
             validate_shape(&desc, s).map_err(|reason| ModelError::InvalidShape {
                 body: name.clone(),
@@ -416,7 +419,8 @@ impl ModelBuilder {
             })?;
         }
         let (mass, com) = match desc.kind {
-            BodyKind::Static => (MassProperties::infinite(), Vector3::zeros()),
+            // Infinite until `build` gives the frame the inverses of the body it carries.
+            BodyKind::Static | BodyKind::Frame => (MassProperties::infinite(), Vector3::zeros()),
             BodyKind::Dynamic => {
                 let (m, com, inertia) = match desc.mass {
                     Some(spec) => {
@@ -580,8 +584,10 @@ impl ModelBuilder {
         Ok(joint_id)
     }
 
-    /// Finishes the model (everything was checked as it was added).
-    pub fn build(self) -> Result<Model, ModelError> {
+    /// Finishes the model: checks the massless frames ([`BodyKind::Frame`]) now that
+    /// their joints are known (everything else was checked as it was added).
+    pub fn build(mut self) -> Result<Model, ModelError> {
+        let frame_ends = self.link_frames()?;
         let mut exclusions = self.exclusions;
         exclusions.groups.resize(self.bodies.len(), 0);
         exclusions.pairs.extend(
@@ -589,6 +595,7 @@ impl ModelBuilder {
                 .iter()
                 .filter_map(|j| j.parent.map(|p| (p.0.min(j.child.0), p.0.max(j.child.0)))),
         );
+        exclusions.pairs.extend(frame_ends);
         Ok(Model {
             bodies: self.bodies,
             joints: self.joints,
@@ -597,5 +604,138 @@ impl ModelBuilder {
             joint_rows: self.joint_rows,
             exclusions,
         })
+    }
+
+    /// Checks the chains of massless frames: each frame is the child of one joint and
+    /// the parent of one, and the joints of a chain, from the body (or world) above it
+    /// to the body below, have independent motions in the initial pose (else the
+    /// frames could move while both ends stand still, and with no mass nothing would
+    /// say how). Gives each frame the inverses of the body below its chain
+    /// ([`MassProperties::massless`]). Returns the pairs of dynamic bodies at the two
+    /// ends of a chain: like a joint's two bodies they never collide. A static body
+    /// at the top (the world of a planar root) still collides with the bottom, as
+    /// MuJoCo lets a body collide with the world body it hangs from.
+    fn link_frames(&mut self) -> Result<Vec<(usize, usize)>, ModelError> {
+        let n = self.bodies.len();
+        let is_frame = |bodies: &[Body], b: usize| bodies[b].kind == BodyKind::Frame;
+        let mut up = vec![Vec::new(); n];
+        let mut down = vec![Vec::new(); n];
+        for (j, mj) in self.joints.iter().enumerate() {
+            up[mj.child.0].push(j);
+            if let Some(p) = mj.parent {
+                down[p.0].push(j);
+            }
+        }
+        for b in (0..n).filter(|&b| is_frame(&self.bodies, b)) {
+            if up[b].len() != 1 || down[b].len() != 1 {
+                return Err(ModelError::FrameJoints {
+                    body: self.bodies[b].name.clone(),
+                    parents: up[b].len(),
+                    children: down[b].len(),
+                });
+            }
+        }
+        let mut ends = Vec::new();
+        for top in 0..self.joints.len() {
+            let first = &self.joints[top];
+            if !is_frame(&self.bodies, first.child.0)
+                || first.parent.is_some_and(|p| is_frame(&self.bodies, p.0))
+            {
+                continue;
+            }
+            let (mut chain, mut frames) = (vec![top], Vec::new());
+            let mut b = first.child.0;
+            while is_frame(&self.bodies, b) {
+                frames.push(b);
+                let next = down[b][0];
+                chain.push(next);
+                b = self.joints[next].child.0;
+            }
+            if !self.independent(&chain) {
+                return Err(ModelError::DependentFrameJoints {
+                    joints: chain.iter().map(|&j| self.joints[j].name.clone()).collect(),
+                    frames: frames
+                        .iter()
+                        .map(|&f| self.bodies[f].name.clone())
+                        .collect(),
+                });
+            }
+            let carried = self.bodies[b].mass;
+            for &f in &frames {
+                self.bodies[f].mass = MassProperties::massless(&carried).map_err(|source| {
+                    ModelError::InvalidBody {
+                        body: self.bodies[f].name.clone(),
+                        source,
+                    }
+                })?;
+            }
+            if let Some(p) = first.parent.filter(|p| self.bodies[p.0].is_dynamic()) {
+                ends.push((p.0.min(b), p.0.max(b)));
+            }
+        }
+        if let Some(f) =
+            (0..n).find(|&b| is_frame(&self.bodies, b) && self.bodies[b].mass.mass() != 0.0)
+        {
+            // Every frame has one parent joint, so one not reached from above lies on a
+            // loop of frames: nothing with mass fixes their motion.
+            return Err(ModelError::DependentFrameJoints {
+                joints: up[f].iter().map(|&j| self.joints[j].name.clone()).collect(),
+                frames: vec![self.bodies[f].name.clone()],
+            });
+        }
+        Ok(ends)
+    }
+
+    /// Whether the motions the joints `chain` allow are linearly independent in the
+    /// initial pose: the unit twists (angular, linear at the first joint's anchor) of
+    /// a revolute joint $(a,\ p \times a)$, a prismatic one $(0,\ a)$, a ball's three
+    /// rotations and a free joint's six, as columns of $S$, have
+    /// $\sigma_{\min}(S) > 10^{-9}\,\sigma_{\max}(S)$.
+    fn independent(&self, chain: &[usize]) -> bool {
+        let world_frame = |j: &ModelJoint| {
+            let parent = j
+                .parent
+                .map_or(Pose::identity(), |p| self.bodies[p.0].initial_pose);
+            parent * j.joint.frames.parent
+        };
+        let origin = world_frame(&self.joints[chain[0]]).translation.vector;
+        let mut columns: Vec<nalgebra::Vector6<f64>> = Vec::new();
+        for &j in chain {
+            let frame = world_frame(&self.joints[j]);
+            let p = frame.translation.vector - origin;
+            let rotation = |a: Vector3<f64>| {
+                let mut c = nalgebra::Vector6::zeros();
+                c.fixed_rows_mut::<3>(0).copy_from(&a);
+                c.fixed_rows_mut::<3>(3).copy_from(&p.cross(&a));
+                c
+            };
+            let slide = |a: Vector3<f64>| {
+                let mut c = nalgebra::Vector6::zeros();
+                c.fixed_rows_mut::<3>(3).copy_from(&a);
+                c
+            };
+            match self.joints[j].joint.kind {
+                JointKind::Revolute { axis } => {
+                    columns.push(rotation(frame.rotation * axis.vector()))
+                }
+                JointKind::Prismatic { axis } => {
+                    columns.push(slide(frame.rotation * axis.vector()))
+                }
+                JointKind::Ball => {
+                    columns.extend([Vector3::x(), Vector3::y(), Vector3::z()].map(rotation))
+                }
+                JointKind::Free => {
+                    columns.extend([Vector3::x(), Vector3::y(), Vector3::z()].map(rotation));
+                    columns.extend([Vector3::x(), Vector3::y(), Vector3::z()].map(slide));
+                }
+                JointKind::Fixed => {}
+            }
+        }
+        if columns.len() > 6 {
+            return false;
+        }
+        let s = nalgebra::Matrix6xX::from_columns(&columns).singular_values();
+        let (lo, hi) = (s.min(), s.max());
+        hi > 0.0 && lo > 1e-9 * hi
     }
 }

@@ -340,16 +340,32 @@ pub struct CollisionFilter {
 }
 
 impl Default for CollisionFilter {
-    /// Group 1, collides with everything.
+    /// Group 1, collides with everything; against MJCF geoms it is MuJoCo's default
+    /// geom, `contype = conaffinity = 1` (see [`CollisionFilter::mujoco`]), so a ground
+    /// added under a Gym model (`contype="1" conaffinity="0"`) holds it up, as in MuJoCo.
     fn default() -> Self {
         Self {
-            groups: 1,
+            groups: Self::mujoco(1, 1).groups,
             mask: u32::MAX,
         }
     }
 }
 
 impl CollisionFilter {
+    /// MuJoCo's filter: two geoms collide when `contype₁ & conaffinity₂` or
+    /// `contype₂ & conaffinity₁` is non-zero. With the two 16-bit masks side by side,
+    /// `groups = contype | conaffinity << 16` and `mask = conaffinity | contype << 16`,
+    /// [`CollisionFilter::allows`] says the same: $g_1 \mathbin{\&} m_2$ holds
+    /// `contype₁ & conaffinity₂` in its low half and `conaffinity₁ & contype₂` in its
+    /// high half, and $g_2 \mathbin{\&} m_1$ the same two swapped.
+    pub const fn mujoco(contype: u16, conaffinity: u16) -> Self {
+        let (t, a) = (contype as u32, conaffinity as u32);
+        Self {
+            groups: t | (a << 16),
+            mask: a | (t << 16),
+        }
+    }
+
     /// Whether shapes with these filters may collide.
     pub fn allows(&self, other: &CollisionFilter) -> bool {
         self.groups & other.mask != 0 && other.groups & self.mask != 0

@@ -5,7 +5,7 @@ use axion_constraints::drive::{Drive, DriveMode};
 use axion_math::{Pose, Twist, Wrench, twist};
 use nalgebra::Vector3;
 
-use crate::desc::{BodyId, DriveId};
+use crate::desc::{BodyId, BodyKind, DriveId};
 use crate::error::{ControlError, ModelError};
 use crate::model::Model;
 
@@ -159,8 +159,8 @@ pub struct Control {
     drives: Vec<Drive>,
     wrenches: Vec<Wrench>,
     bodies: usize,
-    /// Which bodies are dynamic (only those have a mass to vary).
-    dynamic: Vec<bool>,
+    /// Each body's kind (only dynamic bodies have a mass to vary).
+    kinds: Vec<BodyKind>,
     /// Per world: the friction coefficient of every contact, if varied.
     friction: Vec<Option<f64>>,
     /// Per world and body: the body's mass, if varied.
@@ -178,7 +178,7 @@ impl Control {
             drives: (0..worlds).flat_map(|_| d.iter().copied()).collect(),
             wrenches: vec![Wrench::zeros(); worlds * bodies],
             bodies,
-            dynamic: model.bodies().iter().map(|b| b.is_dynamic()).collect(),
+            kinds: model.bodies().iter().map(|b| b.kind).collect(),
             friction: vec![None; worlds],
             masses: vec![None; worlds * bodies],
         }
@@ -321,7 +321,8 @@ impl Control {
 
     /// Gives a dynamic body of `world` the mass `mass` (kg), its inertia scaled by the
     /// same factor (the same shape, uniformly denser or lighter); `None` returns to
-    /// the model's. Errors: a static body, a mass that is not positive and finite.
+    /// the model's. Errors: a static body or massless frame, a mass that is not
+    /// positive and finite.
     pub fn set_body_mass(
         &mut self,
         world: usize,
@@ -330,8 +331,10 @@ impl Control {
     ) -> Result<(), ControlError> {
         Self::check("world", world, self.worlds)?;
         Self::check("body", body.0, self.bodies)?;
-        if !self.dynamic[body.0] {
-            return Err(ControlError::StaticBody { body: body.0 });
+        match self.kinds[body.0] {
+            BodyKind::Dynamic => {}
+            BodyKind::Static => return Err(ControlError::StaticBody { body: body.0 }),
+            BodyKind::Frame => return Err(ControlError::FrameBody { body: body.0 }),
         }
         if let Some(m) = mass {
             axion_math::error::ensure_finite("mass", m).map_err(ConstraintError::from)?;
