@@ -1,0 +1,93 @@
+//! Robots of the corpus (pybullet 3.2.7's `pybullet_data`, fetched by
+//! `scripts/fetch-corpus.sh`) and the built-in skid-steer, single thread, h = 0.01: one
+//! sample is the whole 2-s run `axion run ROBOT --duration 2` makes (a URDF robot
+//! dropped limp from 1 mm above flat ground, an MJCF model as written on its own
+//! floor; the skid-steer turning at wheel speeds 2, 6, 4 rad/s), from the same initial
+//! state each time; criterion's throughput is steps per second. Before timing, prints
+//! each run's Newton iterations per step and converged share.
+//!
+//! Without the corpus the robots are skipped with the reason printed (the skid-steer
+//! still runs). `scripts/mujoco_drop.py --steps 0.002,0.01` times MuJoCo on the same files.
+//!
+//! `cargo bench --bench robots`
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use axion::prelude::*;
+use axion_cli::{RobotSetup, robot_model};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+const H: f64 = 0.01;
+const DURATION: f64 = 2.0;
+
+/// The corpus files timed, relative to `pybullet_data/`.
+const ROBOTS: [&str; 9] = [
+    "quadruped/minitaur.urdf",
+    "a1/a1.urdf",
+    "quadruped/spirit40.urdf",
+    "humanoid/humanoid.urdf",
+    "r2d2.urdf",
+    "mjcf/ant.xml",
+    "mjcf/humanoid.xml",
+    "mjcf/half_cheetah.xml",
+    "mjcf/inverted_double_pendulum.xml",
+];
+
+fn corpus() -> Option<PathBuf> {
+    let root = std::env::var_os("AXION_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"),
+        PathBuf::from,
+    );
+    let data = root.join("pybullet_data");
+    if data.is_dir() {
+        Some(data)
+    } else {
+        eprintln!(
+            "corpus robots skipped: no robot corpus at {} (run scripts/fetch-corpus.sh)",
+            data.display()
+        );
+        None
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut models = vec![(
+        "skid-steer (built in)".to_string(),
+        axion::scenes::skid_steer([2.0, 6.0, 4.0]).expect("built-in robot"),
+    )];
+    if let Some(data) = corpus() {
+        for file in ROBOTS {
+            let (model, _) = robot_model(&data.join(file), &RobotSetup::default())
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            models.push((file.to_string(), model));
+        }
+    }
+    let steps = (DURATION / H).round() as usize;
+    let mut group = c.benchmark_group("robot_drop");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(steps as u64));
+    for (name, model) in models {
+        let mut sim = Simulator::new(model, 1, H, BackendChoice::Cpu).expect("valid simulator");
+        let start = sim.state().clone();
+        let summary = sim.run(steps).expect("step");
+        eprintln!(
+            "{name}: {} steps of {H} s, {:.2} Newton iterations per step (max {}), {:.1} % converged, {:.0} µs per step",
+            summary.steps,
+            summary.mean_iterations,
+            summary.max_iterations,
+            100.0 * summary.converged_steps as f64 / summary.steps as f64,
+            1e6 * summary.wall.as_secs_f64() / summary.steps as f64
+        );
+        group.bench_with_input(BenchmarkId::new("2s", &name), &steps, |b, &n| {
+            b.iter(|| {
+                *sim.state_mut() = start.clone();
+                black_box(sim.run(n).expect("step").converged_steps)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
