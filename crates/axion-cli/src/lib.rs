@@ -411,7 +411,8 @@ pub struct Summary {
     /// What the initial state violates ([`axion::InitialState`], one line).
     pub initial_state: String,
     /// Steps in which world 0's total energy rose by more than [`ENERGY_RISE`] of its
-    /// scale (kinetic plus |potential|, the larger of before and after the step).
+    /// scale ([`axion::Energy::scale`]: kinetic plus |potential|, the larger of before
+    /// and after the step, at least the model's [`axion::exchange_scale`]).
     pub energy_rise_steps: usize,
     /// The largest such rise, as a share of the scale, and when (s).
     pub largest_energy_rise: (f64, f64),
@@ -1356,6 +1357,7 @@ pub fn run_model(
         .map(|w| sim.joint_errors(w).position)
         .fold(0.0, f64::max);
     let mut energy = sim.energy(0);
+    let exchange = axion::exchange_scale(sim.model());
     let (mut rises, mut largest_rise) = (0usize, (0.0f64, 0.0f64));
     let mut taken = 0;
     for k in 0..steps {
@@ -1383,8 +1385,7 @@ pub fn run_model(
             max_error = max_error.max(sim.joint_errors(w).position);
         }
         let now = sim.energy(0);
-        let scale =
-            (energy.kinetic + energy.potential.abs()).max(now.kinetic + now.potential.abs());
+        let scale = energy.scale(&now, exchange);
         let rise = (now.total() - energy.total()) / scale;
         if scale > 0.0 && rise > ENERGY_RISE {
             rises += 1;

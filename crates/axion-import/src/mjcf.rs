@@ -3,7 +3,8 @@
 //! What is read (docs/robots.md lists it with what is refused):
 //!
 //! * `<compiler>`: `angle` (degrees by default, as in MuJoCo), `eulerseq`, `meshdir`,
-//!   `inertiafromgeom` (`auto`, `true`, `false`), `autolimits`; `coordinate="global"` is
+//!   `inertiafromgeom` (`auto`, `true`, `false`), `autolimits`; `coordinate="global"`
+//!   where no body has a frame of its own (then global coordinates are local ones), else
 //!   refused.
 //! * `<option>`: `timestep` and `gravity`, reported in [`ImportedRobot::timestep`] and
 //!   [`ImportedRobot::gravity`] (the caller decides whether to use them).
@@ -108,8 +109,8 @@ fn read(
         timestep: None,
         gravity: None,
     };
-    reader.read_header(root)?;
     reader.name_everything(root);
+    reader.read_header(root)?;
     let (links, joints) = reader.read_tree(root)?;
     let drives = reader.read_actuators(root)?;
     let excludes = reader.read_excludes(root)?;
@@ -223,6 +224,38 @@ impl<'x> Reader<'x, '_, '_> {
         if self.degrees { a.to_radians() } else { a }
     }
 
+    /// `coordinate="global"` (MuJoCo before 2.3.3): positions and orientations in the
+    /// world frame. Where no body gives itself a frame (`pos` or an orientation), every
+    /// body frame is the world frame and global coordinates are local ones (pybullet's
+    /// Gym walkers are written so): read as local, with a warning. A body with a frame
+    /// is refused, naming it.
+    fn global_as_local(&self, root: Node<'x, 'x>, compiler: Node) -> Result<(), RobotError> {
+        let framed = root
+            .descendants()
+            .filter(|n| n.has_tag_name("body"))
+            .find(|b| {
+                let moved = b.attribute("pos").is_some_and(|p| {
+                    p.split_whitespace()
+                        .any(|x| x.parse::<f64>().map_or(true, |v| v != 0.0))
+                });
+                moved || ORIENTATIONS.iter().any(|k| b.attribute(*k).is_some())
+            });
+        if let Some(body) = framed {
+            return Err(self.refuse(
+                body,
+                format!(
+                    "a body frame (body {:?}) in compiler coordinate \"global\" (MuJoCo reads only local coordinates since 2.3.3; MuJoCo 2.3.3 or older saves a model in them)",
+                    self.name_of(body, 0)
+                ),
+            ));
+        }
+        self.imp.warn(
+            Some(self.xml.line(compiler)),
+            "compiler coordinate \"global\" read as local: no body gives itself a frame, so every body frame is the world frame and the two coincide".into(),
+        );
+        Ok(())
+    }
+
     /// `<compiler>`, `<option>`, `<default>` and `<asset>`.
     fn read_header(&mut self, root: Node<'x, 'x>) -> Result<(), RobotError> {
         for c in root.children().filter(|c| c.has_tag_name("compiler")) {
@@ -241,6 +274,7 @@ impl<'x> Reader<'x, '_, '_> {
                     ("inertiafromgeom", "auto") => self.from_geom = FromGeom::Auto,
                     ("autolimits", v) => self.autolimits = v == "true",
                     ("coordinate", "local") => {}
+                    ("coordinate", "global") => self.global_as_local(root, c)?,
                     ("coordinate", other) => {
                         return Err(self.refuse(
                             c,

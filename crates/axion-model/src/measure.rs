@@ -20,6 +20,33 @@ impl Energy {
     pub fn total(&self) -> f64 {
         self.kinetic + self.potential
     }
+
+    /// The size a change of energy between `self` and `other` is judged by: the larger
+    /// of $K + |V|$ at either of them and `exchange` (see [`exchange_scale`]).
+    /// $K + |V|$ alone depends on where height 0 is: a model lying still at height 0
+    /// has about none, and rounding would read as a rise of 100 %.
+    pub fn scale(&self, other: &Energy, exchange: f64) -> f64 {
+        (self.kinetic + self.potential.abs())
+            .max(other.kinetic + other.potential.abs())
+            .max(exchange)
+    }
+}
+
+/// $m\,|g|\,L$: the potential energy a model's own motion can exchange, with $m$ its
+/// total mass and $L$ the largest distance between two of its moving bodies' initial
+/// centres of mass (0 for a single body). Floors [`Energy::scale`].
+pub fn exchange_scale(model: &Model) -> f64 {
+    let moving: Vec<_> = model.bodies().iter().filter(|b| b.is_dynamic()).collect();
+    let mass: f64 = moving.iter().map(|b| b.mass.mass()).sum();
+    let mut size: f64 = 0.0;
+    for (i, a) in moving.iter().enumerate() {
+        for b in &moving[i + 1..] {
+            size = size.max(
+                (a.initial_pose.translation.vector - b.initial_pose.translation.vector).norm(),
+            );
+        }
+    }
+    mass * model.gravity().norm() * size
 }
 
 /// Kinetic and gravitational energy of the dynamic bodies of one world.

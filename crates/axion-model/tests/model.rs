@@ -304,3 +304,35 @@ fn bad_descriptions_get_errors_that_name_the_culprit() {
     // A non-unit axis is normalised, not rejected, at the model level (URDF axes often are).
     assert_eq!(model.joints()[0].joint.row_count(), 5);
 }
+
+/// The energy scale's floor is $m\,|g|\,L$ (total moving mass, gravity, the widest
+/// distance between two moving bodies' initial centres of mass), and `Energy::scale`
+/// takes the largest of it and $K + |V|$ at either end.
+#[test]
+fn energy_scale_is_floored_by_the_weight_times_the_size() {
+    use axion_model::measure::{Energy, exchange_scale};
+    let mut b = ModelBuilder::new();
+    let ball = |name: &str, at: Vector3<f64>, m: f64| {
+        BodyDesc::dynamic(name)
+            .at(at)
+            .mass(m, Vector3::zeros(), Matrix3::identity() * 0.1)
+    };
+    b.add_body(ball("a", Vector3::zeros(), 2.0)).unwrap();
+    b.add_body(ball("b", Vector3::new(3.0, 4.0, 0.0), 3.0))
+        .unwrap();
+    b.add_body(BodyDesc::fixed("ground").at(Vector3::new(100.0, 0.0, 0.0)))
+        .unwrap();
+    let model = b.build().unwrap();
+    let floor = exchange_scale(&model);
+    assert!((floor - 5.0 * 9.81 * 5.0).abs() < 1e-12, "{floor}");
+    let still = Energy {
+        kinetic: 0.0,
+        potential: 1e-10,
+    };
+    assert_eq!(still.scale(&still, floor), floor);
+    let moving = Energy {
+        kinetic: 300.0,
+        potential: -50.0,
+    };
+    assert_eq!(still.scale(&moving, floor), 350.0);
+}
