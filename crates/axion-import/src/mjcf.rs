@@ -234,10 +234,9 @@ impl<'x> Reader<'x, '_, '_> {
             .descendants()
             .filter(|n| n.has_tag_name("body"))
             .find(|b| {
-                let moved = b.attribute("pos").is_some_and(|p| {
-                    p.split_whitespace()
-                        .any(|x| x.parse::<f64>().map_or(true, |v| v != 0.0))
-                });
+                let moved = b
+                    .attribute("pos")
+                    .is_some_and(|p| p.split_whitespace().any(|x| x.parse::<f64>() != Ok(0.0)));
                 moved || ORIENTATIONS.iter().any(|k| b.attribute(*k).is_some())
             });
         if let Some(body) = framed {
