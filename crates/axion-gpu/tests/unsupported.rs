@@ -94,3 +94,40 @@ fn joint_ranges_are_accepted() {
     .unwrap();
     check_model(&axion::scenes::slider_on_bound().unwrap()).unwrap();
 }
+
+/// A massless frame (a compound joint's) is refused, naming it.
+#[test]
+fn massless_frames_are_refused_by_name() {
+    let mut b = axion::ModelBuilder::new();
+    let frame = b.add_body(axion::BodyDesc::frame("hip frame")).unwrap();
+    let leg = b
+        .add_body(axion::BodyDesc::dynamic("leg").mass(
+            1.0,
+            nalgebra::Vector3::zeros(),
+            nalgebra::Matrix3::from_diagonal_element(0.01),
+        ))
+        .unwrap();
+    let hinge = |axis| axion::JointType::Revolute { axis };
+    b.add_joint(axion::JointDesc::new(
+        "x",
+        hinge(nalgebra::Vector3::x()),
+        None,
+        frame,
+    ))
+    .unwrap();
+    b.add_joint(axion::JointDesc::new(
+        "y",
+        hinge(nalgebra::Vector3::y()),
+        Some(frame),
+        leg,
+    ))
+    .unwrap();
+    let err = check_model(&b.build().unwrap()).unwrap_err();
+    let GpuError::UnsupportedModel { reason } = &err else {
+        panic!("wrong error {err:?}");
+    };
+    assert!(
+        reason.contains("\"hip frame\" is a massless frame"),
+        "{reason}"
+    );
+}
