@@ -12,7 +12,7 @@
 //! `cargo bench --bench robots`
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use axion::prelude::*;
 use axion_cli::{RobotSetup, robot_model};
@@ -35,11 +35,7 @@ const ROBOTS: [&str; 9] = [
 ];
 
 fn corpus() -> Option<PathBuf> {
-    let root = std::env::var_os("AXION_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"),
-        PathBuf::from,
-    );
-    let data = root.join("pybullet_data");
+    let data = axion_cli::corpus_root().join("pybullet_data");
     if data.is_dir() {
         Some(data)
     } else {

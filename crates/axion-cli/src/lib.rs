@@ -978,6 +978,15 @@ pub const URDF_GROUND_FRICTION: f64 = 0.8;
 /// Time step and duration (s) of a robot run straight from its URDF file.
 pub const URDF_RUN: (f64, f64) = (0.01, 3.0);
 
+/// The robot corpus's folder (pybullet 3.2.7's `pybullet_data/` is fetched into it by
+/// `scripts/fetch-corpus.sh`): `AXION_CORPUS` if set, else `corpus/` of this checkout.
+pub fn corpus_root() -> PathBuf {
+    std::env::var_os("AXION_CORPUS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus"),
+        PathBuf::from,
+    )
+}
+
 /// How a URDF file is set up when it is run or checked on its own.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RobotSetup {

@@ -12,11 +12,7 @@ use axion_cli::{RobotSetup, check_robot, robot_model};
 /// The corpus's `pybullet_data/` folder, or `None` (with the reason printed) when it has
 /// not been fetched.
 fn corpus() -> Option<PathBuf> {
-    let root = std::env::var_os("AXION_CORPUS").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus"),
-        PathBuf::from,
-    );
-    let data = root.join("pybullet_data");
+    let data = axion_cli::corpus_root().join("pybullet_data");
     if data.is_dir() {
         return Some(data);
     }
