@@ -147,35 +147,10 @@ impl Demo {
 }
 
 /// The skid-steer robot of examples/robots (built into the command) on flat ground,
-/// turning left: wheel speeds 2, 6 and 4 rad/s (left, right, rear).
+/// turning left: wheel speeds 2, 6 and 4 rad/s (left, right, rear)
+/// ([`axion::scenes::skid_steer`]).
 fn skid_steer() -> Result<Model, CliError> {
-    let mut b = axion::ModelBuilder::new();
-    let ground = axion::ShapeDesc::from_geometry(axion::Geometry::HalfSpace {
-        normal: nalgebra::Vector3::z(),
-    })
-    .material(axion::Material {
-        friction: 0.7,
-        ..Default::default()
-    });
-    b.add_body(axion::BodyDesc::fixed("ground").shape(ground))?;
-    let drives = [
-        ("left_joint", 2.0),
-        ("right_joint", 6.0),
-        ("rear_joint", 4.0),
-    ]
-    .map(|(joint, target)| (joint.to_string(), DriveDesc::Velocity { target, ke: 150.0 }));
-    let options = axion::RobotOptions {
-        base_pose: nalgebra::Isometry3::translation(0.0, 0.0, 0.361),
-        friction: 0.7,
-        drives: drives.into_iter().collect(),
-        ..Default::default()
-    };
-    axion::import_urdf(
-        include_str!("../../../examples/robots/skid_steer.urdf"),
-        &options,
-        &mut b,
-    )?;
-    Ok(b.build()?)
+    Ok(axion::scenes::skid_steer([2.0, 6.0, 4.0])?)
 }
 
 /// The cartpole of examples/robots (built into the command): the cart driven at 1 m/s.
