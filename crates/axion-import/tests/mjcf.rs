@@ -271,17 +271,24 @@ const RICH: &str = r#"<mujoco model="rich">
   </worldbody>
 </mujoco>"#;
 
+/// `f` of a file `name` holding `text`, in a folder of its own under the temporary
+/// folder (removed afterwards).
+fn with_file<T>(name: &str, text: &str, f: impl FnOnce(&Path) -> T) -> T {
+    let dir = std::env::temp_dir().join(format!("axion-mjcf-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let out = f(&path);
+    std::fs::remove_dir_all(&dir).unwrap();
+    out
+}
+
 #[test]
 fn masses_frames_and_joints_equal_mujoco_on_a_written_model() {
     if !mujoco_available() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("axion-mjcf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("rich.xml");
-    std::fs::write(&path, RICH).unwrap();
-    let errors = compare(&path);
-    std::fs::remove_dir_all(&dir).unwrap();
+    let errors = with_file("rich.xml", RICH, compare);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
@@ -326,10 +333,6 @@ fn compound_joints_compose_as_mujoco() {
     if !mujoco_available() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("axion-mjcf-compound-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("compound.xml");
-    std::fs::write(&path, COMPOUND).unwrap();
     let positions: HashMap<String, f64> = [
         ("rootx", 0.3),
         ("rootz", -0.2),
@@ -344,12 +347,16 @@ fn compound_joints_compose_as_mujoco() {
     .into_iter()
     .map(|(j, q)| (j.to_string(), q))
     .collect();
-    let at_zero = compare(&path);
-    let moved = compare_at(&path, &positions);
-    let mut b = ModelBuilder::new();
-    let imported = import_mjcf_file(&path, &RobotOptions::default(), &mut b).unwrap();
-    let model = b.build().unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let (at_zero, moved, model, imported) = with_file("compound.xml", COMPOUND, |path| {
+        let mut b = ModelBuilder::new();
+        let imported = import_mjcf_file(path, &RobotOptions::default(), &mut b).unwrap();
+        (
+            compare(path),
+            compare_at(path, &positions),
+            b.build().unwrap(),
+            imported,
+        )
+    });
     assert!(at_zero.is_empty(), "{}", at_zero.join("\n"));
     assert!(moved.is_empty(), "{}", moved.join("\n"));
     // Frames after every joint but a body's last: 2 + 2 + 1 + 1.
@@ -411,29 +418,27 @@ fn corpus_models_equal_mujoco() {
     }
     // MuJoCo 4.0 no longer reads global coordinates; where no body has a frame of its
     // own they are local ones, so MuJoCo compiles a copy without the attribute.
-    let dir = std::env::temp_dir().join(format!("axion-mjcf-global-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for file in ["hopper.xml", "walker2d.xml"] {
         let text = std::fs::read_to_string(folder.join(file)).unwrap();
         assert!(text.contains(r#"coordinate="global""#));
-        let local = dir.join(file);
         // (and without the material the files use but never define, which MuJoCo
         // refuses; materials do not change a model's masses or frames)
-        let text = text
+        let local = text
             .replace(r#"coordinate="global""#, "")
             .replace(r#"material="geom""#, "");
-        std::fs::write(&local, text).unwrap();
-        let errors = compare_with(&folder.join(file), &local, &HashMap::new());
+        let errors = with_file(file, &local, |copy| {
+            compare_with(&folder.join(file), copy, &HashMap::new())
+        });
         println!("{file} (global coordinates): {} mismatches", errors.len());
         failures.extend(errors.into_iter().map(|e| format!("{file}: {e}")));
     }
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// What is refused names the element and the line: a free joint beside other joints
-/// in one body, a rotation after a ball joint, global coordinates with a body frame, an unknown joint type, `fullinertia` with an orientation (as MuJoCo
-/// refuses them), a URDF passed as MJCF.
+/// in one body, a rotation after a ball joint, global coordinates with a body frame, an
+/// unknown joint type, `fullinertia` with an orientation (as MuJoCo refuses them), a
+/// URDF passed as MJCF.
 #[test]
 fn refusals_name_the_line() {
     let refuse = |text: &str| {
