@@ -494,6 +494,14 @@ fn coordinate(j: u32, angle: bool) -> Coord {
     return Coord(dot(g.d, aw), -aw, -cross(g.r_p + g.d, aw), aw, cross(g.r_c, aw));
 }
 
+// The rate q̇ = J u of joint j's coordinate c at the current velocities.
+fn coordinate_rate(j: u32, c: Coord) -> f32 {
+    let pj = joint_parent(j);
+    let cj = joint_child(j);
+    return dot(c.al, vel_lin(pj)) + dot(c.aa, vel_ang(pj)) + dot(c.bl, vel_lin(cj))
+        + dot(c.ba, vel_ang(cj));
+}
+
 // Wraps an angle difference to [−π, π).
 fn wrap_angle(x: f32) -> f32 {
     let t = 2.0 * PI;
@@ -1078,7 +1086,7 @@ fn evaluate() -> Eval {
             ev.joint_norm = max(ev.joint_norm, abs(res * h));
         }
     }
-    // Drive rows: h = α h (λ − law), C = α.
+    // Drive rows: h = α h (λ − law), C = α; a force drive's row is λ = τ (α = 1/h).
     for (var d = 0u; d < P.drives; d++) {
         let j = drive_joint(d);
         let angle = drive_is_angle(d);
@@ -1092,7 +1100,17 @@ fn evaluate() -> Eval {
         let kd = ctl(cb + 4u);
         var alpha: f32;
         var law: f32;
-        if mode < 0.5 {
+        var moves = true;
+        if mode > 2.5 {
+            // Armature a = ke: λ = −a (q̇⁺ − q̇⁻)/h, α = 1/a; s_dstart holds q̇⁻.
+            alpha = 1.0 / ke;
+            law = -ke * (coordinate_rate(j, c) - sget(s_dstart + d)) / h;
+        } else if mode > 1.5 {
+            // Force mode with τ = 0 (the host refuses others): λ = 0, decoupled.
+            alpha = 1.0 / h;
+            law = 0.0;
+            moves = false;
+        } else if mode < 0.5 {
             alpha = 1.0 / (h * h * ke + h * kd);
             var dq = c.value - q_target;
             var dstart = c.value - sget(s_dstart + d);
@@ -1103,14 +1121,15 @@ fn evaluate() -> Eval {
             law = -ke * dq - kd * (dstart / h - target_vel);
         } else {
             alpha = 1.0 / (h * ke);
-            let pj = joint_parent(j);
-            let cj = joint_child(j);
-            let qdot = dot(c.al, vel_lin(pj)) + dot(c.aa, vel_ang(pj)) + dot(c.bl, vel_lin(cj))
-                + dot(c.ba, vel_ang(cj));
-            law = -ke * (qdot - target_vel);
+            law = -ke * (coordinate_rate(j, c) - target_vel);
         }
         let res = alpha * h * (sget(s_l + i) - law);
-        set_jac(i, c.al, c.aa, c.bl, c.ba);
+        if moves {
+            set_jac(i, c.al, c.aa, c.bl, c.ba);
+        } else {
+            let z = vec3<f32>(0.0);
+            set_jac(i, z, z, z, z);
+        }
         sset(s_res + i, res);
         sset(s_creg + i, alpha);
         sset(s_mu + i, sget(s_l + i));
@@ -1831,7 +1850,14 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
         sset(s_pose + 7u * b + 6u, p.q.w);
     }
     for (var d = 0u; d < P.drives; d++) {
-        sset(s_dstart + d, coordinate(drive_joint(d), drive_is_angle(d)).value);
+        let c = coordinate(drive_joint(d), drive_is_angle(d));
+        // An armature (mode 3) starts from the joint's rate, every other drive from its
+        // coordinate.
+        if ctl(6u * P.bodies + CONTROL_DRIVE * d) > 2.5 {
+            sset(s_dstart + d, coordinate_rate(drive_joint(d), c));
+        } else {
+            sset(s_dstart + d, c.value);
+        }
     }
     var count = 0u;
     if CONTACTS {

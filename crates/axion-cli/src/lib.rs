@@ -496,6 +496,9 @@ struct Outputs {
     collision: CollisionWorld,
     contacts: Vec<axion::collision::Contact>,
     series: Series,
+    /// The drives plotted, one per track of `series`: drives given to joints (not their
+    /// dampers or armatures), at most [`plots::MAX_TRACKS`].
+    tracked: Vec<axion::DriveId>,
     keys: Keyframes,
     /// Animation keys are taken every `key_stride` recorded steps (and at the end).
     key_stride: usize,
@@ -537,7 +540,8 @@ fn csv_field(s: &str) -> String {
 }
 
 /// The targets of a drive as `joints.csv` writes them: (position, velocity), empty
-/// where the mode has none; and the value the plots track (position or velocity).
+/// where the mode has none; the target the plots draw (NaN: none) and whether they
+/// track the position (else the velocity).
 fn drive_targets(drive: &axion::constraints::drive::Drive) -> ([String; 2], f64, bool) {
     use axion::constraints::drive::DriveMode;
     match drive.mode() {
@@ -554,6 +558,8 @@ fn drive_targets(drive: &axion::constraints::drive::Drive) -> ([String; 2], f64,
             target_velocity,
             false,
         ),
+        // A force drive or armature has no target: its joint's position is plotted alone.
+        DriveMode::Force | DriveMode::Armature => ([String::new(), String::new()], f64::NAN, true),
     }
 }
 
@@ -583,11 +589,16 @@ impl Outputs {
         };
         let shaped = model.bodies().iter().filter(|b| !b.shapes.is_empty());
         let has_contacts = shaped.clone().count() >= 2 && shaped.clone().any(|b| b.is_dynamic());
-        let tracks = model
-            .drives()
+        let tracked: Vec<axion::DriveId> = model
+            .joints()
             .iter()
+            .filter_map(|j| j.drive)
             .take(plots::MAX_TRACKS)
-            .map(|d| {
+            .collect();
+        let tracks = tracked
+            .iter()
+            .map(|&id| {
+                let d = &model.drives()[id.0];
                 let name = &model.joints()[d.joint.0].name;
                 let (_, _, position) = drive_targets(&d.initial);
                 let what = match (d.coordinate, position) {
@@ -617,6 +628,7 @@ impl Outputs {
                 integrator: integrator.to_string(),
                 ..Series::default()
             },
+            tracked,
             keys: Keyframes::default(),
             key_stride: ((1.0 / KEYS_PER_SECOND) / dt).floor().max(1.0) as usize,
             series_stride: 1,
@@ -702,10 +714,9 @@ impl Outputs {
             .push(self.contacts.iter().map(|c| -c.gap).fold(0.0, f64::max));
         s.iterations
             .push(stats.iter().map(|s| s.iterations).max().unwrap_or(0) as f64);
-        for (d, track) in s.tracks.iter_mut().enumerate() {
-            let drive = axion::DriveId(d);
+        for (&drive, track) in self.tracked.iter().zip(s.tracks.iter_mut()) {
             let (_, target, position) = drive_targets(&sim.control().drive(0, drive));
-            let joint = sim.model().drives()[d].joint;
+            let joint = sim.model().drives()[drive.0].joint;
             let motion = sim
                 .joint_motion(0, joint)
                 .expect("a driven joint has a coordinate");

@@ -231,7 +231,9 @@ fn panels<'a>(series: &'a Series, total: &'a [f64]) -> Vec<Panel<'a>> {
         let mut lines = Vec::new();
         for (track, colour) in series.tracks.iter().zip(COLOURS) {
             lines.push((track.label.clone(), &track.value[..], colour, false));
-            lines.push(("target".into(), &track.target[..], colour, true));
+            if track.target.iter().any(|v| v.is_finite()) {
+                lines.push(("target".into(), &track.target[..], colour, true));
+            }
         }
         panels.push(Panel {
             title: "Driven joints (solid) against their targets (dashed)".into(),

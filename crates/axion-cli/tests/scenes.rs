@@ -572,6 +572,31 @@ fn a_drive_max_force_bounds_the_drive() {
     );
 }
 
+/// A force drive in a scene file (`mode = "force"`, `target` = the force) pushes a
+/// 10 kg cube along its slide with exactly 20 N: 2 m/s after 1 s; gains on it are
+/// refused with the entry's line.
+#[test]
+fn a_force_drive_pushes_with_its_force() {
+    let scene = |drive: &str| {
+        format!(
+            "[simulation]\ngravity = [0, 0, 0]\n\n[[bodies]]\nname = \"cube\"\nmass = 10\ninertia = [1, 1, 1]\n\n[[joints]]\nname = \"slider\"\ntype = \"prismatic\"\nchild = \"cube\"\naxis = [1, 0, 0]\ndrive = {{ {drive} }}\n"
+        )
+    };
+    let parsed = axion::parse_scene(&scene("mode = \"force\", target = 20.0")).unwrap();
+    let mut sim = axion::Simulator::new(parsed.model, 1, 0.01, BackendChoice::Cpu).unwrap();
+    sim.run(100).unwrap();
+    let v = sim.joint_motion(0, axion::JointId(0)).unwrap().velocity;
+    assert!((v - 2.0).abs() < 1e-9, "{v}");
+    assert!((sim.drive_force(0, axion::DriveId(0)) - 20.0).abs() < 1e-9);
+    let err = axion::parse_scene(&scene("mode = \"force\", target = 20.0, ke = 5.0"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("line 9") && err.contains("a force drive takes `target`"),
+        "{err}"
+    );
+}
+
 /// Runs scene `text` (TOML) for `duration` s at h = 0.01 and returns the last row of
 /// body `body` in trajectory.csv: x, y, z, qx, qy, qz, qw, vx, vy, vz, wx, wy, wz.
 fn last_row(name: &str, text: &str, body: &str) -> Vec<f64> {

@@ -17,6 +17,24 @@
 //! $$h_{drive} = \dot q^+ - \dot q^\ast + \alpha h \lambda,\qquad \alpha = \frac1{h k_e},\qquad
 //!   \dot q^+ = J u^+,\qquad C = \alpha.$$
 //!
+//! **Force mode** (an actuator's torque or force command $\tau$, MuJoCo's `motor`) has
+//! no gains: $\lambda = \tau$. Its row does not depend on the motion (zero Jacobian,
+//! like a saturated drive), $h_{drive} = \alpha h(\lambda - \tau)$ with $\alpha = 1/h$,
+//! and its force acts on the two bodies through the coordinate's Jacobian at $q^+$: an
+//! implicit joint force, exerted along the hinge axis or slide where the step ends.
+//!
+//! **Armature** (a rotor's inertia $a$ reflected to the joint, MuJoCo's `armature`) is
+//! the joint force $-a\thinspace\ddot q$, discretised as the step's change of the joint
+//! rate, $\lambda = -a\thinspace(\dot q^+ - \dot q^-)/h$: a velocity row with target
+//! $\dot q^-$ (`start`, the rate at the start of the step) and gain $a/h$,
+//! $$h_{drive} = \dot q^+ - \dot q^- + \alpha h\lambda,\qquad \alpha = \frac1a.$$
+//! It adds $a$ to the joint's effective inertia, as a term $a$ on the diagonal of the
+//! joint-space mass matrix does.
+//!
+//! Every mode adds a **feed-forward force** $\tau$ to its law (0 unless set: the
+//! torque of a PD-plus-feed-forward controller, gravity compensation); in force mode it
+//! is the whole law. A largest force $F$ bounds the law with the feed-forward included.
+//!
 //! For a revolute joint, position differences are wrapped to $[-\pi, \pi)$.
 
 use axion_math::{Pose, Twist, UnitAxis, wrap_angle};
@@ -107,16 +125,22 @@ pub enum DriveMode {
         /// $\dot q^\ast$ (rad/s or m/s).
         target_velocity: f64,
     },
+    /// Exert the feed-forward force $\tau$ ([`Drive::force`]) and nothing else.
+    Force,
+    /// The joint's armature $a$ ([`Drive::armature`]): $\lambda = -a(\dot q^+ - \dot q^-)/h$.
+    Armature,
 }
 
-/// A validated drive: mode, stiffness $k_e$ and damping $k_d$, and the largest force
-/// $F$ it exerts (an actuator's effort limit; unlimited by default).
+/// A validated drive: mode, stiffness $k_e$ and damping $k_d$, feed-forward force
+/// $\tau$ and the largest force $F$ it exerts (an actuator's effort limit; unlimited
+/// by default).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Drive {
     mode: DriveMode,
     ke: f64,
     kd: f64,
     max_force: f64,
+    force: f64,
 }
 
 impl Drive {
@@ -144,6 +168,7 @@ impl Drive {
             ke,
             kd,
             max_force: f64::INFINITY,
+            force: 0.0,
         })
     }
 
@@ -161,6 +186,20 @@ impl Drive {
             ke,
             kd: 0.0,
             max_force: f64::INFINITY,
+            force: 0.0,
+        })
+    }
+
+    /// A force drive exerting `force` $\tau$ (N·m or N) on its joint: an actuator
+    /// commanded in torque (MuJoCo's `motor`). Errors: a force that is not finite.
+    pub fn force(force: f64) -> Result<Self, ConstraintError> {
+        axion_math::error::ensure_finite("drive force", force)?;
+        Ok(Self {
+            mode: DriveMode::Force,
+            ke: 0.0,
+            kd: 0.0,
+            max_force: f64::INFINITY,
+            force,
         })
     }
 
@@ -168,7 +207,39 @@ impl Drive {
     pub fn mode(&self) -> DriveMode {
         self.mode
     }
-    /// Stiffness (position mode) or velocity gain (velocity mode) $k_e$.
+    /// A joint's armature $a > 0$ (kg·m² or kg, [`DriveMode::Armature`]), stored as
+    /// $k_e$. Errors: $a$ not positive and finite.
+    pub fn armature(armature: f64) -> Result<Self, ConstraintError> {
+        axion_math::error::ensure_finite("armature", armature)?;
+        if armature <= 0.0 {
+            return Err(ConstraintError::NotPositive {
+                what: "armature",
+                value: armature,
+            });
+        }
+        Ok(Self {
+            mode: DriveMode::Armature,
+            ke: armature,
+            kd: 0.0,
+            max_force: f64::INFINITY,
+            force: 0.0,
+        })
+    }
+
+    /// The feed-forward force $\tau$ (N·m or N) added to the law; in force mode, the
+    /// whole force.
+    pub fn feedforward(&self) -> f64 {
+        self.force
+    }
+
+    /// This drive with feed-forward force $\tau$ (in force mode: its force). Errors: a
+    /// force that is not finite.
+    pub fn with_feedforward(self, force: f64) -> Result<Self, ConstraintError> {
+        axion_math::error::ensure_finite("drive force", force)?;
+        Ok(Self { force, ..self })
+    }
+
+    /// Stiffness (position mode), velocity gain (velocity mode) or armature $k_e$.
     pub fn ke(&self) -> f64 {
         self.ke
     }
@@ -210,16 +281,41 @@ impl Drive {
     }
 
     /// The compliance $\alpha$: $1/(h^2 k_e + h k_d)$ in position mode, $1/(h k_e)$ in
-    /// velocity mode.
+    /// velocity mode, $1/h$ in force mode (its row is $\lambda - \tau = 0$), $1/a$ for an
+    /// armature.
     pub fn compliance(&self, h: f64) -> f64 {
         match self.mode {
             DriveMode::Position { .. } => 1.0 / (h * h * self.ke + h * self.kd),
             DriveMode::Velocity { .. } => 1.0 / (h * self.ke),
+            DriveMode::Force => 1.0 / h,
+            DriveMode::Armature => 1.0 / self.ke,
         }
     }
 
-    /// The drive's generalized force at the current iterate if the row were satisfied,
-    /// i.e. the PD law evaluated on `coordinate` (position mode) or $J u$ (velocity mode).
+    /// Whether the drive's `start` value ([`Drive::row`]) is the joint's rate at the
+    /// start of the step (an armature) rather than its coordinate.
+    pub fn starts_from_rate(&self) -> bool {
+        matches!(self.mode, DriveMode::Armature)
+    }
+
+    /// Whether the row depends on the motion: not in force mode, nor where the law
+    /// saturates.
+    pub fn moves_with_motion(
+        &self,
+        kind: CoordinateKind,
+        coordinate: &JointCoordinate,
+        start: f64,
+        u_parent: &Twist,
+        u_child: &Twist,
+        h: f64,
+    ) -> bool {
+        !matches!(self.mode, DriveMode::Force)
+            && !self.saturated(kind, coordinate, start, u_parent, u_child, h)
+    }
+
+    /// The drive's generalized force at the current iterate if the row were satisfied:
+    /// the feed-forward force plus the PD law evaluated on `coordinate` (position mode)
+    /// or $J u$ (velocity mode).
     pub fn law(
         &self,
         kind: CoordinateKind,
@@ -234,11 +330,17 @@ impl Drive {
                 target,
                 target_velocity,
             } => {
-                -self.ke * kind.difference(coordinate.value, target)
+                self.force
+                    - self.ke * kind.difference(coordinate.value, target)
                     - self.kd * (kind.difference(coordinate.value, start) / h - target_velocity)
             }
             DriveMode::Velocity { target_velocity } => {
-                -self.ke * (coordinate.jacobian.dot(u_parent, u_child) - target_velocity)
+                self.force
+                    - self.ke * (coordinate.jacobian.dot(u_parent, u_child) - target_velocity)
+            }
+            DriveMode::Force => self.force,
+            DriveMode::Armature => {
+                self.force - self.ke * (coordinate.jacobian.dot(u_parent, u_child) - start) / h
             }
         }
     }
@@ -246,11 +348,14 @@ impl Drive {
     /// The drive's Newton row at the current iterate.
     ///
     /// `coordinate` is evaluated at $q^+$, `start` is the coordinate at the start of the
-    /// step $q^-$, `u_*` the current velocity iterate, `lambda` the drive force.
+    /// step $q^-$ (for an armature its rate $\dot q^-$, see
+    /// [`Drive::starts_from_rate`]), `u_*` the current velocity iterate, `lambda` the
+    /// drive force.
     /// The residual is $\alpha h\thinspace (\lambda - \text{law})$ in both modes, which expands to
     /// the formulas of the [module documentation](self). With a largest force $F$ it is
     /// $\alpha h\thinspace (\lambda - \operatorname{clamp}(\text{law}, -F, F))$, semismooth:
-    /// where the law saturates the row's Jacobian is zero and it holds $\lambda = \pm F$.
+    /// where the law saturates the row's Jacobian is zero and it holds $\lambda = \pm F$
+    /// (in force mode always zero, see [`Drive::moves_with_motion`]).
     #[allow(clippy::too_many_arguments)]
     pub fn row(
         &self,
@@ -264,13 +369,12 @@ impl Drive {
     ) -> Row {
         let alpha = self.compliance(h);
         let law = self.law(kind, coordinate, start, u_parent, u_child, h);
-        let saturated = law.abs() > self.max_force;
         Row {
             residual: alpha * h * (lambda - law.clamp(-self.max_force, self.max_force)),
-            jacobian: if saturated {
-                RowJacobian::zeros()
-            } else {
+            jacobian: if self.moves_with_motion(kind, coordinate, start, u_parent, u_child, h) {
                 coordinate.jacobian
+            } else {
+                RowJacobian::zeros()
             },
             compliance: alpha,
         }

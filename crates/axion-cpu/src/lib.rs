@@ -418,7 +418,13 @@ impl WorldJob<'_> {
             cache.newton.clear();
         }
         let projection = if integrator == Integrator::EnergyMomentum {
-            let n = 6 * layout.dyn_bodies.len() + layout.joint_rows;
+            let armatures = self
+                .model
+                .joints()
+                .iter()
+                .filter(|j| j.armature.is_some())
+                .count();
+            let n = 6 * layout.dyn_bodies.len() + layout.joint_rows + armatures;
             Some(
                 cache
                     .projection

@@ -323,19 +323,23 @@ impl<'a> WorldSolver<'a> {
                 .push((twist(g * m, Vector3::zeros()) + wrenches[b]) * h);
             constants.gyration.push(body.mass.radius_of_gyration());
         }
-        for d in model.drives() {
+        let drives = input.control.world_drives(input.world);
+        for (d, drive) in model.drives().iter().zip(drives) {
             let j = &model.joints()[d.joint.0];
             let parent = j.parent.map_or(Pose::identity(), |p| input.q0[p.0]);
-            constants.drive_start.push(
-                coordinate(
-                    d.coordinate,
-                    &j.joint.frames,
-                    &d.axis,
-                    &parent,
-                    &input.q0[j.child.0],
-                )
-                .value,
+            let c = coordinate(
+                d.coordinate,
+                &j.joint.frames,
+                &d.axis,
+                &parent,
+                &input.q0[j.child.0],
             );
+            constants.drive_start.push(if drive.starts_from_rate() {
+                let u_parent = j.parent.map_or(Twist::zeros(), |p| input.u0[p.0]);
+                c.jacobian.dot(&u_parent, &input.u0[j.child.0])
+            } else {
+                c.value
+            });
         }
         let mut row_bodies = input.layout.row_bodies.clone();
         let mass_of = |b: usize| &model.bodies()[b].mass;
@@ -527,7 +531,9 @@ impl<'a> WorldSolver<'a> {
                 lambda,
                 h,
             );
-            let saturated = drives[d].saturated(
+            // A saturated drive holds λ = ±F, a force drive λ = τ: their rows do not
+            // depend on the motion.
+            let moves = drives[d].moves_with_motion(
                 md.coordinate,
                 &coord,
                 self.constants.drive_start[d],
@@ -535,11 +541,10 @@ impl<'a> WorldSolver<'a> {
                 &u_child,
                 h,
             );
-            // A saturated drive holds λ = ±F: its row does not depend on the motion.
             let jacobian = match drives[d].mode() {
-                _ if saturated => RowJacobian::zeros(),
-                DriveMode::Position { .. } => chain(&coord.jacobian, parent, child),
-                DriveMode::Velocity { .. } => coord.jacobian,
+                DriveMode::Position { .. } if moves => chain(&coord.jacobian, parent, child),
+                DriveMode::Velocity { .. } | DriveMode::Armature if moves => coord.jacobian,
+                _ => RowJacobian::zeros(),
             };
             rows.push(RowEval {
                 residual: row.residual,
@@ -764,7 +769,7 @@ impl<'a> WorldSolver<'a> {
                 } else {
                     axion_constraints::Stiffness::zeros()
                 };
-                for d in [mj.drive, mj.damper].into_iter().flatten() {
+                for d in [mj.drive, mj.damper, mj.armature].into_iter().flatten() {
                     let md = &model.drives()[d.0];
                     let l = it.lambda[layout.joint_rows + d.0];
                     k += coordinate_stiffness(
@@ -1066,9 +1071,12 @@ impl<'a> WorldSolver<'a> {
         }
     }
 
-    /// Emits the velocity-projection matrix $[\tilde M, J^\top; J, -\delta]$ over the
-    /// joint rows (energy–momentum scheme).
-    fn assemble_projection(&self, e: &Eval, jacobians: &[RowJacobian], sink: &mut impl Sink) {
+    /// Emits the velocity-projection matrix
+    /// $\begin{bmatrix}\tilde M & J^\top & J_a^\top \\\\ J & -\delta & 0 \\\\ J_a & 0 & -A^{-1}\end{bmatrix}$
+    /// over the joint rows $J$ and the armature rows $J_a$ (energy–momentum scheme):
+    /// eliminating the armature rows leaves the metric $\tilde M + J_a^\top A J_a$, the
+    /// kinetic energy with the armatures $A$ of [`Self::projection_rows`].
+    fn assemble_projection(&self, e: &Eval, rows: &[ProjectionRow], sink: &mut impl Sink) {
         let inp = &self.input;
         let layout = inp.layout;
         for (k, &b) in layout.dyn_bodies.iter().enumerate() {
@@ -1079,10 +1087,13 @@ impl<'a> WorldSolver<'a> {
                 .copy_from(&mass.world_inertia(&e.poses[b].rotation));
             emit_block(sink, 6 * k, 6 * k, &m);
         }
-        for (r, (jac, &(parent, child))) in jacobians.iter().zip(&layout.row_bodies).enumerate() {
+        for (r, row) in rows.iter().enumerate() {
             let col = 6 * layout.dyn_bodies.len() + r;
             let mut w = 0.0;
-            for (body, block) in [(parent, &jac.body_a), (Some(child), &jac.body_b)] {
+            for (body, block) in [
+                (row.bodies.0, &row.jacobian.body_a),
+                (Some(row.bodies.1), &row.jacobian.body_b),
+            ] {
                 if let Some(k) = layout.dynamic(body) {
                     for c in 0..6 {
                         sink.push(6 * k + c, col, block[c]);
@@ -1096,19 +1107,49 @@ impl<'a> WorldSolver<'a> {
                     );
                 }
             }
-            sink.push(col, col, -inp.settings.regularization * w);
+            let diagonal = match row.armature {
+                Some(a) => -1.0 / a,
+                None => -inp.settings.regularization * w,
+            };
+            sink.push(col, col, diagonal);
         }
     }
 
-    /// The joints' velocity Jacobians at the end pose.
-    fn joint_velocity_jacobians(&mut self, e: &Eval) -> Vec<RowJacobian> {
-        let mut out = Vec::with_capacity(self.input.layout.joint_rows);
-        for mj in self.input.model.joints() {
+    /// The rows of the velocity projection at the end pose: the joints' velocity
+    /// Jacobians, then the coordinate Jacobian of every armature
+    /// ([`axion_model::ModelJoint::armature`]).
+    fn projection_rows(&mut self, e: &Eval) -> Vec<ProjectionRow> {
+        let inp = &self.input;
+        let mut out = Vec::with_capacity(inp.layout.joint_rows);
+        for mj in inp.model.joints() {
             let parent = mj.parent.map_or(Pose::identity(), |p| e.poses[p.0]);
             self.position_rows.clear();
             mj.joint
                 .position_rows(&parent, &e.poses[mj.child.0], &mut self.position_rows);
-            out.extend(self.position_rows.iter().map(|r| r.jacobian));
+            out.extend(self.position_rows.iter().map(|r| ProjectionRow {
+                jacobian: r.jacobian,
+                bodies: (mj.parent.map(|p| p.0), mj.child.0),
+                armature: None,
+            }));
+        }
+        for mj in inp.model.joints() {
+            let Some(d) = mj.armature else {
+                continue;
+            };
+            let md = &inp.model.drives()[d.0];
+            let parent = mj.parent.map_or(Pose::identity(), |p| e.poses[p.0]);
+            let c = coordinate(
+                md.coordinate,
+                &mj.joint.frames,
+                &md.axis,
+                &parent,
+                &e.poses[mj.child.0],
+            );
+            out.push(ProjectionRow {
+                jacobian: c.jacobian,
+                bodies: (mj.parent.map(|p| p.0), mj.child.0),
+                armature: Some(md.initial.ke()),
+            });
         }
         out
     }
@@ -1117,28 +1158,38 @@ impl<'a> WorldSolver<'a> {
     pub fn projection_pattern(&mut self) -> Vec<Pair<usize, usize>> {
         let it = self.initial_iterate(&vec![0.0; self.input.layout.row_bodies.len()]);
         let e = self.evaluate(&it);
-        let jac = self.joint_velocity_jacobians(&e);
+        let rows = self.projection_rows(&e);
         let mut p = PatternSink::default();
-        self.assemble_projection(&e, &jac, &mut p);
+        self.assemble_projection(&e, &rows, &mut p);
         p.0
     }
 
-    /// $u \leftarrow u + \Delta u$ with $\tilde M\Delta u + J^\top\mu = 0$, $J(u + \Delta u) = 0$:
-    /// the closest velocity (in kinetic energy) that satisfies the joints' velocity
-    /// constraints. It can only remove kinetic energy.
+    /// $u \leftarrow u + \Delta u$ with $\tilde M\Delta u + J^\top\mu + J_a^\top\mu_a = 0$,
+    /// $J(u + \Delta u) = 0$, $\mu_a = A J_a\Delta u$: the closest velocity (in kinetic
+    /// energy, the armatures' included) that satisfies the joints' velocity constraints.
+    /// It can only remove kinetic energy.
     fn project_velocities(&mut self, it: &mut Iterate, e: &Eval, lu: &mut SparseLu) {
         let layout = self.input.layout;
         if layout.joint_rows == 0 {
             return;
         }
-        let jac = self.joint_velocity_jacobians(e);
+        let rows = self.projection_rows(e);
         let mut values = ValueSink::default();
-        self.assemble_projection(e, &jac, &mut values);
+        self.assemble_projection(e, &rows, &mut values);
         let nd = layout.dyn_bodies.len();
-        let mut rhs = vec![0.0; 6 * nd + layout.joint_rows];
-        for (r, (j, &(parent, child))) in jac.iter().zip(&layout.row_bodies).enumerate() {
-            let u_parent = parent.map_or(Twist::zeros(), |p| self.body_velocity(it, p));
-            rhs[6 * nd + r] = -j.dot(&u_parent, &self.body_velocity(it, child));
+        let mut rhs = vec![0.0; 6 * nd + rows.len()];
+        for (r, row) in rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| row.armature.is_none())
+        {
+            let u_parent = row
+                .bodies
+                .0
+                .map_or(Twist::zeros(), |p| self.body_velocity(it, p));
+            rhs[6 * nd + r] = -row
+                .jacobian
+                .dot(&u_parent, &self.body_velocity(it, row.bodies.1));
         }
         if lu.solve(&values.0, &mut rhs).is_ok() {
             for (k, u) in it.u.iter_mut().enumerate() {
@@ -1146,6 +1197,14 @@ impl<'a> WorldSolver<'a> {
             }
         }
     }
+}
+
+/// A row of the velocity projection: its Jacobian, its bodies (parent, child), and the
+/// armature $a$ of an armature row (`None`: a joint row).
+struct ProjectionRow {
+    jacobian: RowJacobian,
+    bodies: (Option<usize>, usize),
+    armature: Option<f64>,
 }
 
 fn emit_block(sink: &mut impl Sink, row0: usize, col0: usize, m: &Matrix6<f64>) {

@@ -622,6 +622,16 @@ impl GpuBackend {
                 reason: "a drive has a force limit, which the GPU backend does not implement yet; step this batch on the CPU backend".into(),
             });
         }
+        if (0..control.worlds()).any(|w| {
+            control
+                .world_drives(w)
+                .iter()
+                .any(|d| d.feedforward() != 0.0)
+        }) {
+            return Err(GpuError::UnsupportedModel {
+                reason: "a drive exerts a force (a force drive, MuJoCo's motor, or a feed-forward force: Control::set_drive_force), which the GPU backend does not implement yet; step this batch on the CPU backend".into(),
+            });
+        }
         let batch = self.batch.as_mut().ok_or_else(|| GpuError::Operation {
             reason: "no state on the device: upload one first".into(),
         })?;

@@ -810,7 +810,8 @@ pub(crate) fn unpack_state(p: &Packed, data: &[f32], state: &mut State, worlds: 
 
 /// The control buffer's contents for the worlds `worlds` of `control`: per world the
 /// wrenches, then per drive (mode, target, target velocity, $k_e$, $k_d$), mode 0 =
-/// position, 1 = velocity.
+/// position, 1 = velocity, 2 = force (zero: a row $\lambda = 0$ that moves nothing),
+/// 3 = armature ($k_e$ = the armature).
 pub(crate) fn pack_control(p: &Packed, control: &Control, worlds: Range<usize>) -> Vec<f32> {
     interleave(worlds, p.control_slots(), |w, out| {
         for f in control.world_wrenches(w) {
@@ -823,6 +824,9 @@ pub(crate) fn pack_control(p: &Packed, control: &Control, worlds: Range<usize>) 
                     target_velocity,
                 } => (0.0, target, target_velocity),
                 DriveMode::Velocity { target_velocity } => (1.0, 0.0, target_velocity),
+                // `GpuBackend::advance` refuses a force that is not zero.
+                DriveMode::Force => (2.0, 0.0, 0.0),
+                DriveMode::Armature => (3.0, 0.0, 0.0),
             };
             out.extend([
                 mode,

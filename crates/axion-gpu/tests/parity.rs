@@ -225,12 +225,33 @@ fn damped_pendulum_matches_cpu() {
     let model = scenes::pendulum_with(|hinge| {
         hinge.dynamics(JointDynamics {
             damping: 0.5,
-            friction: 0.0,
+            ..JointDynamics::default()
         })
     })
     .unwrap();
     assert!(model.joints()[0].damper.is_some());
     if let Some(p) = common::run("damped pendulum h=0.01", &model, 0.01, 1.0) {
         common::check(&p, "damped pendulum");
+    }
+}
+
+/// Armature (λ = −a(q̇⁺ − q̇⁻)/h, a drive starting from the joint's rate) beside a force
+/// drive at zero force: the pendulum with a = 0.3 kg·m² on its hinge swings slower, as
+/// on the CPU.
+#[test]
+fn pendulum_with_armature_matches_cpu() {
+    use axion_model::{DriveDesc, JointDynamics};
+    let model = scenes::pendulum_with(|hinge| {
+        hinge
+            .dynamics(JointDynamics {
+                armature: 0.3,
+                ..JointDynamics::default()
+            })
+            .drive(DriveDesc::Force { force: 0.0 })
+    })
+    .unwrap();
+    assert!(model.joints()[0].armature.is_some());
+    if let Some(p) = common::run("pendulum with armature h=0.01", &model, 0.01, 1.0) {
+        common::check(&p, "pendulum with armature");
     }
 }

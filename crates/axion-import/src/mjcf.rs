@@ -15,7 +15,7 @@
 //!   mass of the geoms (`density`, `mass`); geoms `sphere`, `capsule`, `cylinder`, `box`
 //!   (with `size` or `fromto`), `plane` (static) and `mesh`, with their sliding
 //!   `friction` and `contype`/`conaffinity`; joints `hinge`, `slide`, `ball`, `free` with
-//!   `range`/`limited` and `damping`. A body without joints is welded to its parent
+//!   `range`/`limited`, `damping` and `armature`. A body without joints is welded to its parent
 //!   (merged into its body, see [`crate::robot`]); a body with several joints (a
 //!   compound joint: a planar root, a 2- or 3-hinge hip) hangs from its parent through
 //!   massless frames, one between each two of its joints
@@ -28,11 +28,17 @@
 //!   implicit drives on their joints: with gear $g$, a position actuator's force on the
 //!   joint is $g\,(k_p (u - g q) - k_v g \dot q)$, a drive of stiffness $k_p g^2$ and
 //!   damping $k_v g^2$ to $u/g$; a position and a velocity actuator on one joint make one
-//!   drive. `forcerange` (with `forcelimited` true or auto) bounds the drive's force at
-//!   $g$ times its larger end. Motors and other actuators are listed in a warning.
+//!   drive. A `motor` becomes a force drive ([`axion_model::DriveDesc::Force`]): MuJoCo's
+//!   joint force $g\,u$ for the control $u$ is the drive's force, set with
+//!   `Control::set_drive_force` (0 until set: the robot hangs limp); beside a position or
+//!   velocity actuator on the same joint it is that drive's feed-forward force.
+//!   `forcerange` (with `forcelimited` true or auto) bounds the drive's force at $g$ times
+//!   its larger end, a motor's `ctrlrange` (with `ctrllimited` true or auto) at $g$ times
+//!   its larger end too; two actuators on one joint add their bounds. Other actuators
+//!   (`general`, `muscle`, tendon or site transmissions) are listed in a warning.
 //!
 //! Everything else (sensors, tendons, equality constraints, sites, keyframes, soft
-//! contact parameters, armature, …) is listed in warnings, one per kind of element.
+//! contact parameters, joint stiffness, …) is listed in warnings, one per kind of element.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -778,7 +784,8 @@ impl<'x> Reader<'x, '_, '_> {
         };
         let damping = self.number(j, class, "damping")?.unwrap_or(0.0);
         let frictionloss = self.number(j, class, "frictionloss")?.unwrap_or(0.0);
-        for key in ["armature", "stiffness", "ref", "springref"] {
+        let armature = self.number(j, class, "armature")?.unwrap_or(0.0);
+        for key in ["stiffness", "ref", "springref"] {
             if self.number(j, class, key)?.is_some_and(|v| v != 0.0) {
                 self.imp.unread_attribute(self.xml, j, key);
             }
@@ -797,10 +804,13 @@ impl<'x> Reader<'x, '_, '_> {
             has_limit: range.is_some(),
             effort: f64::INFINITY,
             velocity: f64::INFINITY,
-            dynamics: (damping != 0.0 || frictionloss != 0.0).then_some(JointDynamics {
-                damping,
-                friction: frictionloss,
-            }),
+            dynamics: (damping != 0.0 || frictionloss != 0.0 || armature != 0.0).then_some(
+                JointDynamics {
+                    damping,
+                    friction: frictionloss,
+                    armature,
+                },
+            ),
             mimic: false,
         })
     }
@@ -965,38 +975,46 @@ impl<'x> Reader<'x, '_, '_> {
             .into_owned()
     }
 
-    /// An actuator's largest joint force: `forcerange` times the gear when
-    /// `forcelimited` is true, or "auto" (the default) with a `forcerange`;
-    /// `Some(∞)` when unlimited. An asymmetric range is applied as ± its larger end,
-    /// with a warning.
+    /// An actuator's largest joint force from its `forcerange` ([`Self::range_bound`]
+    /// of `force`) times the gear; `Some(∞)` when unlimited.
     fn force_limit(&self, a: Node<'x, 'x>, class: &str, gear: f64) -> Result<f64, RobotError> {
-        let limited = self.attr(a, class, "forcelimited").unwrap_or("auto");
-        let range = self.list(a, class, "forcerange")?;
+        Ok(self.range_bound(a, class, "force")? * gear.abs())
+    }
+
+    /// The bound $\max(|lo|, hi)$ of an actuator's `{what}range` when `{what}limited`
+    /// is true, or "auto" (the default) with a range; ∞ when unlimited. An asymmetric
+    /// range is applied as ± its larger end, with a warning; a range must contain 0.
+    fn range_bound(&self, a: Node<'x, 'x>, class: &str, what: &str) -> Result<f64, RobotError> {
+        let limited = self
+            .attr(a, class, &format!("{what}limited"))
+            .unwrap_or("auto");
+        let key = format!("{what}range");
+        let range = self.list(a, class, &key)?;
         let Some(range) = range.filter(|_| limited != "false") else {
             return Ok(f64::INFINITY);
         };
         let [lo, hi] = range[..] else {
-            return Err(self.invalid(self.xml.issue(
-                a,
-                format!("forcerange needs two numbers, got {}", range.len()),
-            )));
+            return Err(self.invalid(
+                self.xml
+                    .issue(a, format!("{key} needs two numbers, got {}", range.len())),
+            ));
         };
         if lo > 0.0 || hi < 0.0 || lo == hi {
             return Err(self.invalid(self.xml.issue(
                 a,
-                format!("forcerange [{lo}, {hi}] must contain 0 and not be empty"),
+                format!("{key} [{lo}, {hi}] must contain 0 and not be empty"),
             )));
         }
         if lo != -hi {
             self.imp.warn(
                 Some(self.xml.line(a)),
                 format!(
-                    "asymmetric forcerange [{lo}, {hi}] is applied as ±{}",
+                    "asymmetric {key} [{lo}, {hi}] is applied as ±{}",
                     lo.abs().max(hi)
                 ),
             );
         }
-        Ok(lo.abs().max(hi) * gear.abs())
+        Ok(lo.abs().max(hi))
     }
 
     /// `<actuator>`: drives by joint name, with their largest joint force (∞: none).
@@ -1029,12 +1047,17 @@ impl<'x> Reader<'x, '_, '_> {
                         target: 0.0,
                         ke: self.number(a, class, "kv")?.unwrap_or(1.0) * g2,
                     },
+                    "motor" => DriveDesc::Force { force: 0.0 },
                     _ => {
                         self.imp.unread(self.xml, a);
                         continue;
                     }
                 };
-                let limit = self.force_limit(a, class, gear)?;
+                let mut limit = self.force_limit(a, class, gear)?;
+                if kind == "motor" {
+                    // A motor's force is its control times the gear.
+                    limit = limit.min(self.range_bound(a, class, "ctrl")? * gear.abs());
+                }
                 match drives.iter_mut().find(|(j, _, _)| j == joint) {
                     None => drives.push((joint.to_string(), drive, limit)),
                     Some((_, existing, existing_limit)) => match (*existing, drive) {
@@ -1049,6 +1072,18 @@ impl<'x> Reader<'x, '_, '_> {
                             // Two actuators on one joint add their forces.
                             *existing_limit += limit;
                         }
+                        (DriveDesc::Force { .. }, DriveDesc::Force { .. }) => {
+                            return Err(self.invalid(
+                                self.xml
+                                    .issue(a, format!("a second motor on joint {joint:?}")),
+                            ));
+                        }
+                        // A motor beside a servo: the servo's feed-forward force.
+                        (DriveDesc::Force { .. }, servo) => {
+                            *existing = servo;
+                            *existing_limit += limit;
+                        }
+                        (_, DriveDesc::Force { .. }) => *existing_limit += limit,
                         _ => {
                             return Err(self.invalid(self.xml.issue(
                                 a,

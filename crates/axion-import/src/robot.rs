@@ -744,6 +744,7 @@ impl<'o> Importer<'o> {
         let mut unlimited = Vec::new();
         let mut ratings = 0;
         let mut friction = Vec::new();
+        let mut multi_dof = Vec::new();
         let mut mimic = Vec::new();
         for joint in &joints {
             let kind = match joint.kind {
@@ -807,6 +808,11 @@ impl<'o> Importer<'o> {
                 if d.friction != 0.0 {
                     friction.push(joint.name);
                 }
+                if matches!(joint.kind, Kind::Spherical | Kind::Floating)
+                    && (d.damping != 0.0 || d.armature != 0.0)
+                {
+                    multi_dof.push(joint.name);
+                }
             }
             if joint.mimic {
                 mimic.push(joint.name);
@@ -848,6 +854,15 @@ impl<'o> Importer<'o> {
                 format!(
                     "<dynamics friction> is kept but not applied: {}",
                     list(&friction)
+                ),
+            );
+        }
+        if !multi_dof.is_empty() {
+            self.warn(
+                None,
+                format!(
+                    "damping and armature of ball and free joints are kept but not applied: {}",
+                    list(&multi_dof)
                 ),
             );
         }

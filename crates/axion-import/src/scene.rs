@@ -236,7 +236,7 @@ impl AppliedForce {
 
 impl DriveSchedule {
     /// Sets the drive's target in `world` of `control` to the schedule's value at `t`
-    /// (position drives also get the feed-forward rate).
+    /// (position drives also get the feed-forward rate; force drives their force).
     pub fn apply(
         &self,
         control: &mut Control,
@@ -249,6 +249,10 @@ impl DriveSchedule {
                 control.set_position_target(world, self.drive, y, rate)
             }
             DriveModeKind::Velocity { .. } => control.set_velocity_target(world, self.drive, y),
+            // Schedules are given to drives of the file, never to an armature.
+            DriveModeKind::Force | DriveModeKind::Armature => {
+                control.set_drive_force(world, self.drive, y)
+            }
         }
     }
 }
@@ -449,6 +453,7 @@ struct RobotDriveFile {
     target: f64,
     #[serde(default)]
     target_velocity: f64,
+    #[serde(default)]
     ke: f64,
     #[serde(default)]
     kd: f64,
@@ -636,6 +641,8 @@ struct JointFile {
     range: Option<[f64; 2]>,
     /// Viscous damping (N·s/m or N·m·s/rad).
     damping: Option<f64>,
+    /// Armature: rotor inertia reflected to the joint (kg·m² or kg).
+    armature: Option<f64>,
     drive: Option<DriveFile>,
 }
 
@@ -644,17 +651,20 @@ struct JointFile {
 enum DriveMode {
     Position,
     Velocity,
+    Force,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DriveFile {
     mode: DriveMode,
-    /// Position target (position mode) or velocity target (velocity mode).
+    /// Position target (position mode), velocity target (velocity mode) or force
+    /// (force mode).
     #[serde(default)]
     target: f64,
     #[serde(default)]
     target_velocity: f64,
+    #[serde(default)]
     ke: f64,
     #[serde(default)]
     kd: f64,
@@ -798,6 +808,7 @@ fn drive_desc(mode: DriveMode, target: f64, target_velocity: f64, ke: f64, kd: f
             kd,
         },
         DriveMode::Velocity => DriveDesc::Velocity { target, ke },
+        DriveMode::Force => DriveDesc::Force { force: target },
     }
 }
 
@@ -818,6 +829,12 @@ fn drive_with_schedule(
                 .into(),
         );
     }
+    if matches!(mode, DriveMode::Force) && (ke != 0.0 || kd != 0.0 || target_velocity != 0.0) {
+        return Err(
+            "a force drive takes `target` (its force, N·m or N) and no gains; `ke`, `kd` and `target_velocity` belong to position and velocity drives"
+                .into(),
+        );
+    }
     let Some(targets) = targets else {
         return Ok((drive_desc(mode, target, target_velocity, ke, kd), None));
     };
@@ -829,7 +846,7 @@ fn drive_with_schedule(
     let (y, rate) = schedule.at(0.0);
     let desc = match mode {
         DriveMode::Position => drive_desc(mode, y, rate, ke, kd),
-        DriveMode::Velocity => drive_desc(mode, y, 0.0, ke, kd),
+        DriveMode::Velocity | DriveMode::Force => drive_desc(mode, y, 0.0, ke, kd),
     };
     Ok((desc, Some(schedule.points)))
 }
@@ -1039,10 +1056,11 @@ pub fn parse_scene_as(
                 velocity: f64::INFINITY,
             });
         }
-        if let Some(damping) = joint.damping {
+        if joint.damping.is_some() || joint.armature.is_some() {
             desc = desc.dynamics(JointDynamics {
-                damping,
+                damping: joint.damping.unwrap_or(0.0),
                 friction: 0.0,
+                armature: joint.armature.unwrap_or(0.0),
             });
         }
         if let Some(d) = &joint.drive {

@@ -322,6 +322,7 @@ impl Importer<'_> {
                     joint.dynamics = Some(JointDynamics {
                         damping: xml.number(child, "damping").map_err(e)?.unwrap_or(0.0),
                         friction: xml.number(child, "friction").map_err(e)?.unwrap_or(0.0),
+                        armature: 0.0,
                     });
                 }
                 "mimic" => joint.mimic = true,

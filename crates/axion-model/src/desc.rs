@@ -177,6 +177,12 @@ pub enum DriveDesc {
         /// Gain (N·m·s/rad or N·s/m).
         ke: f64,
     },
+    /// An actuator commanded in force: exerts `force` (N·m or N) on the joint until
+    /// changed ([`crate::Control::set_drive_force`]).
+    Force {
+        /// The initial force.
+        force: f64,
+    },
 }
 
 /// A joint description. Frames are given in each body's **reference** frame (the
@@ -224,13 +230,17 @@ pub struct JointLimits {
     pub velocity: f64,
 }
 
-/// A joint's damping and dry friction, as URDF's `<dynamics>` gives them.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A joint's damping and dry friction, as URDF's `<dynamics>` gives them, and its
+/// armature (MJCF's).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct JointDynamics {
     /// Viscous damping (N s/m or N m s/rad).
     pub damping: f64,
     /// Dry friction (N or N m).
     pub friction: f64,
+    /// Armature: a rotor's inertia reflected to the joint coordinate (kg m² or kg),
+    /// added to the joint's effective inertia.
+    pub armature: f64,
 }
 
 impl JointLimits {
@@ -262,8 +272,9 @@ impl JointDynamics {
     /// What is wrong: a negative or non-finite coefficient.
     pub fn problem(&self) -> Option<String> {
         let ok = |v: f64| v.is_finite() && v >= 0.0;
-        (!(ok(self.damping) && ok(self.friction)))
-            .then(|| format!("damping and friction must be finite and non-negative, got {self:?}"))
+        (!(ok(self.damping) && ok(self.friction) && ok(self.armature))).then(|| {
+            format!("damping, friction and armature must be finite and non-negative, got {self:?}")
+        })
     }
 }
 

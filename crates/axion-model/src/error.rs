@@ -217,12 +217,12 @@ pub enum ControlError {
         /// How many there are.
         count: usize,
     },
-    /// A position target for a velocity drive, or the reverse.
-    #[error("drive {drive} is a {mode} drive: set its target with set_{mode}_target")]
+    /// A position target for a velocity or force drive, or the reverse.
+    #[error("drive {drive} is a {mode} drive: {}", mode_hint(.mode))]
     WrongDriveMode {
         /// The drive's index.
         drive: usize,
-        /// Its mode: "position" or "velocity".
+        /// Its mode: "position", "velocity" or "force".
         mode: &'static str,
     },
     /// A mass given to a static body (static bodies have none).
@@ -241,4 +241,12 @@ pub enum ControlError {
     /// a non-finite target).
     #[error(transparent)]
     Value(#[from] ConstraintError),
+}
+
+/// How to command a drive of the mode `mode`.
+fn mode_hint(mode: &str) -> String {
+    match mode {
+        "force" => "set its force with set_drive_force".into(),
+        _ => format!("set its target with set_{mode}_target"),
+    }
 }

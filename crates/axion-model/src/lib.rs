@@ -33,4 +33,4 @@ pub use model::{
 pub use shape::{
     Anisotropy, CollisionFilter, Geometry, MAX_SHAPE_SIZE, Material, Shape, ShapeDesc,
 };
-pub use state::{Control, MAX_BODY_STATES, State, WorldMut};
+pub use state::{Control, MAX_BODY_STATES, State, WorldMut, mode_name};

@@ -69,6 +69,12 @@ pub struct ModelJoint {
     /// $\lambda = -d\thinspace\dot q$, implicit like every drive. (Dry friction, and damping on
     /// other joint kinds, are kept in `dynamics` but not applied.)
     pub damper: Option<DriveId>,
+    /// The joint's armature, if [`dynamics`](Self::dynamics) gives a revolute or
+    /// prismatic joint an armature $a > 0$: a drive in
+    /// [`DriveMode::Armature`](axion_constraints::drive::DriveMode::Armature),
+    /// $\lambda = -a(\dot q^+ - \dot q^-)/h$. (Armature on other joint kinds is kept in
+    /// `dynamics`, not applied.)
+    pub armature: Option<DriveId>,
     /// First row of this joint among the model's joint rows.
     pub first_row: usize,
     /// Range and ratings from the description; the solver enforces the range
@@ -537,6 +543,7 @@ impl ModelBuilder {
                         kd,
                     } => Drive::position(target, target_velocity, ke, kd),
                     DriveDesc::Velocity { target, ke } => Drive::velocity(target, ke),
+                    DriveDesc::Force { force } => Drive::force(force),
                 }
                 .map_err(invalid)?;
                 // An effort rating bounds the actuator the drive stands for.
@@ -555,19 +562,23 @@ impl ModelBuilder {
                 Some(DriveId(self.drives.len() - 1))
             }
         };
-        let damping = desc.dynamics.map_or(0.0, |d| d.damping);
-        let damper = match coordinate {
-            Some((coordinate, axis)) if damping > 0.0 => {
-                self.drives.push(ModelDrive {
-                    joint: joint_id,
-                    coordinate,
-                    axis,
-                    initial: Drive::velocity(0.0, damping).map_err(invalid)?,
-                });
-                Some(DriveId(self.drives.len() - 1))
-            }
-            _ => None,
+        let dynamics = desc.dynamics.unwrap_or_default();
+        let mut internal = |value: f64, drive: fn(f64) -> Result<Drive, _>| {
+            Ok(match coordinate {
+                Some((coordinate, axis)) if value > 0.0 => {
+                    self.drives.push(ModelDrive {
+                        joint: joint_id,
+                        coordinate,
+                        axis,
+                        initial: drive(value).map_err(invalid)?,
+                    });
+                    Some(DriveId(self.drives.len() - 1))
+                }
+                _ => None,
+            })
         };
+        let damper = internal(dynamics.damping, |d| Drive::velocity(0.0, d))?;
+        let armature = internal(dynamics.armature, Drive::armature)?;
         self.joint_names.insert(desc.name.clone());
         self.joints.push(ModelJoint {
             name: desc.name,
@@ -576,6 +587,7 @@ impl ModelBuilder {
             joint,
             drive,
             damper,
+            armature,
             first_row: self.joint_rows,
             limits: desc.limits,
             dynamics: desc.dynamics,

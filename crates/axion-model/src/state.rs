@@ -139,6 +139,16 @@ impl State {
     }
 }
 
+/// A drive mode's name in errors and outputs.
+pub fn mode_name(mode: DriveMode) -> &'static str {
+    match mode {
+        DriveMode::Position { .. } => "position",
+        DriveMode::Velocity { .. } => "velocity",
+        DriveMode::Force => "force",
+        DriveMode::Armature => "armature",
+    }
+}
+
 /// One world's mutable state, for backends.
 pub struct WorldMut<'a> {
     /// COM poses.
@@ -231,11 +241,12 @@ impl Control {
         let d = self.drives[i];
         self.drives[i] = match d.mode() {
             DriveMode::Position { .. } => Drive::position(position, velocity, d.ke(), d.kd())?
-                .with_max_force(d.max_force())?,
-            DriveMode::Velocity { .. } => {
+                .with_max_force(d.max_force())?
+                .with_feedforward(d.feedforward())?,
+            other => {
                 return Err(ControlError::WrongDriveMode {
                     drive: drive.0,
-                    mode: "velocity",
+                    mode: mode_name(other),
                 });
             }
         };
@@ -253,16 +264,31 @@ impl Control {
         let i = self.drive_index(world, drive)?;
         let d = self.drives[i];
         self.drives[i] = match d.mode() {
-            DriveMode::Velocity { .. } => {
-                Drive::velocity(velocity, d.ke())?.with_max_force(d.max_force())?
-            }
-            DriveMode::Position { .. } => {
+            DriveMode::Velocity { .. } => Drive::velocity(velocity, d.ke())?
+                .with_max_force(d.max_force())?
+                .with_feedforward(d.feedforward())?,
+            other => {
                 return Err(ControlError::WrongDriveMode {
                     drive: drive.0,
-                    mode: "position",
+                    mode: mode_name(other),
                 });
             }
         };
+        Ok(())
+    }
+
+    /// Sets a drive's force $\tau$ (N·m or N): the whole force of a force drive (an
+    /// actuator commanded in torque, MuJoCo's `motor`), the feed-forward force added to
+    /// the law of a position or velocity drive. The drive's largest force still bounds
+    /// the total. Errors: a non-finite value, an index out of range.
+    pub fn set_drive_force(
+        &mut self,
+        world: usize,
+        drive: DriveId,
+        force: f64,
+    ) -> Result<(), ControlError> {
+        let i = self.drive_index(world, drive)?;
+        self.drives[i] = self.drives[i].with_feedforward(force)?;
         Ok(())
     }
 

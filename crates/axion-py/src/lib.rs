@@ -239,16 +239,14 @@ impl PyModel {
             .collect()
     }
 
-    /// For each drive, "position" or "velocity" (which `set_*_targets` it takes).
+    /// For each drive, "position" or "velocity" (which `set_*_targets` it takes), or
+    /// "force" (an actuator commanded in force: `set_drive_forces`).
     #[getter]
     fn drive_modes(&self) -> Vec<&'static str> {
         self.model
             .drives()
             .iter()
-            .map(|d| match d.initial.mode() {
-                axion::constraints::drive::DriveMode::Position { .. } => "position",
-                axion::constraints::drive::DriveMode::Velocity { .. } => "velocity",
-            })
+            .map(|d| axion::mode_name(d.initial.mode()))
             .collect()
     }
 
@@ -653,7 +651,7 @@ impl PySimulator {
 
     /// Sets velocity drives' targets: `velocities` is a scalar, one value per listed
     /// drive, or `(worlds, drives)`; `drives` as in `set_position_targets`. A position
-    /// drive in the list is an error.
+    /// or force drive in the list is an error.
     #[pyo3(signature = (velocities, drives=None))]
     fn set_velocity_targets(
         &self,
@@ -661,21 +659,26 @@ impl PySimulator {
         velocities: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
         drives: Option<Vec<Key>>,
     ) -> PyResult<()> {
-        let drives = self.drives(drives)?;
-        let mut sim = self.sim(py);
-        let worlds = sim.state().worlds();
-        let v = velocities.as_array();
-        let v = per_world(&v, worlds, drives.len(), "velocities")?;
-        let mut control = sim.control().clone();
-        for w in 0..worlds {
-            for (k, &d) in drives.iter().enumerate() {
-                control
-                    .set_velocity_target(w, d, v[[w, k]])
-                    .map_err(axion_err)?;
-            }
-        }
-        *sim.control_mut() = control;
-        Ok(())
+        self.set_per_drive(py, velocities, drives, "velocities", |c, w, d, v| {
+            c.set_velocity_target(w, d, v)
+        })
+    }
+
+    /// Sets drives' forces (N·m or N): the force of a force drive (MuJoCo's `motor`: its
+    /// ctrl times its gear), the feed-forward force added to a position or velocity
+    /// drive's law (gravity compensation). `forces` is a scalar, one value per listed
+    /// drive, or `(worlds, drives)`; `drives` as in `set_position_targets`. A drive's
+    /// largest force bounds the total. The forces stay until changed.
+    #[pyo3(signature = (forces, drives=None))]
+    fn set_drive_forces(
+        &self,
+        py: Python<'_>,
+        forces: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
+        drives: Option<Vec<Key>>,
+    ) -> PyResult<()> {
+        self.set_per_drive(py, forces, drives, "forces", |c, w, d, f| {
+            c.set_drive_force(w, d, f)
+        })
     }
 
     /// Sets the external force (N) and torque (N·m) at listed bodies' centres of mass,
@@ -883,6 +886,32 @@ impl PySimulator {
 }
 
 impl PySimulator {
+    /// Sets one value per world and listed drive with `set`: `values` is a scalar, one
+    /// value per drive, or `(worlds, drives)`. Written into a copy of the control, so
+    /// that an error leaves every drive as it was.
+    fn set_per_drive(
+        &self,
+        py: Python<'_>,
+        values: PyArrayLikeDyn<'_, f64, AllowTypeChange>,
+        drives: Option<Vec<Key>>,
+        what: &str,
+        set: impl Fn(&mut axion::Control, usize, DriveId, f64) -> Result<(), axion::ControlError>,
+    ) -> PyResult<()> {
+        let drives = self.drives(drives)?;
+        let mut sim = self.sim(py);
+        let worlds = sim.state().worlds();
+        let v = values.as_array();
+        let v = per_world(&v, worlds, drives.len(), what)?;
+        let mut control = sim.control().clone();
+        for w in 0..worlds {
+            for (k, &d) in drives.iter().enumerate() {
+                set(&mut control, w, d, v[[w, k]]).map_err(axion_err)?;
+            }
+        }
+        *sim.control_mut() = control;
+        Ok(())
+    }
+
     fn drives(&self, keys: Option<Vec<Key>>) -> PyResult<Vec<DriveId>> {
         let m = self.model.get();
         match keys {

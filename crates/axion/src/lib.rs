@@ -44,7 +44,7 @@ pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, ContactForce, Control,
     ControlError, DriveDesc, DriveId, Geometry, JointDesc, JointDynamics, JointId, JointLimits,
     JointRange, JointType, Material, Model, ModelBuilder, ModelError, Shape, ShapeDesc, State,
-    StepError, StepReport, StepStats,
+    StepError, StepReport, StepStats, mode_name,
 };
 pub use diagnose::{InitialState, initial_state, violations};
 

@@ -3,6 +3,7 @@
 
 #![cfg(feature = "gpu")]
 
+use axion::constraints::drive::Drive;
 use axion::prelude::*;
 use axion::{AUTO_GPU_MIN_WORLDS, DriveId, Geometry, GpuError, Model, SimError, scenes};
 
@@ -116,7 +117,7 @@ fn gpu_runs_the_pendulum() {
 }
 
 /// What the GPU backend does not implement is refused, never ignored: per-world
-/// friction or masses at the step, a force-limited drive when the backend is built.
+/// friction or masses at the step, a force-limited drive, a drive that exerts a force.
 #[test]
 fn gpu_refuses_per_world_parameters_and_force_limits() {
     if !axion::device_tests_run("gpu_refuses_per_world_parameters_and_force_limits") {
@@ -147,6 +148,15 @@ fn gpu_refuses_per_world_parameters_and_force_limits() {
     sim.control_mut().set_drive(0, DriveId(0), limited).unwrap();
     let err = sim.step().unwrap_err().to_string();
     assert!(err.contains("force limit"), "{err}");
+    // A force (a force drive's, or a servo's feed-forward) is refused too.
+    sim.control_mut()
+        .set_drive(0, DriveId(0), Drive::velocity(1.0, 100.0).unwrap())
+        .unwrap();
+    sim.control_mut()
+        .set_drive_force(0, DriveId(0), 2.0)
+        .unwrap();
+    let err = sim.step().unwrap_err().to_string();
+    assert!(err.contains("exerts a force"), "{err}");
 
     let drive = DriveDesc::Velocity {
         target: 1.0,

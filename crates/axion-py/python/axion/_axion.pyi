@@ -89,7 +89,7 @@ class Model:
         """For each drive, the name of the joint it drives."""
     @property
     def drive_modes(self) -> list[str]:
-        """For each drive, "position" or "velocity"."""
+        """For each drive, "position", "velocity" or "force"."""
     @property
     def body_masses(self) -> npt.NDArray[np.float64]:
         """Each body's mass (kg; 0 for a static body)."""
@@ -148,6 +148,9 @@ class Simulator:
     ) -> None: ...
     def set_velocity_targets(
         self, velocities: ArrayLike, drives: Optional[Sequence[Key]] = None
+    ) -> None: ...
+    def set_drive_forces(
+        self, forces: ArrayLike, drives: Optional[Sequence[Key]] = None
     ) -> None: ...
     def set_wrenches(
         self,
