@@ -1128,7 +1128,7 @@ pub fn check_robot(path: &Path, setup: &RobotSetup) -> Result<String, CliError> 
         axion::initial_state(&m).map_err(SimError::from)?
     ));
     text.push_str(&format!(
-        "{}: ok — {}; {} bodies (with the ground), {} joints ({} rows), {} joint ranges, {} dampers",
+        "{}: ok — {}; {} bodies (with the ground), {} joints ({} rows), {} joint ranges, {} dampers, {} armatures, {} motors",
         path.display(),
         imported.summary(),
         m.bodies().len(),
@@ -1136,6 +1136,11 @@ pub fn check_robot(path: &Path, setup: &RobotSetup) -> Result<String, CliError> 
         m.joint_row_count(),
         m.joints().iter().filter(|j| j.range().is_some()).count(),
         m.joints().iter().filter(|j| j.damper.is_some()).count(),
+        m.joints().iter().filter(|j| j.armature.is_some()).count(),
+        m.drives()
+            .iter()
+            .filter(|d| d.initial.mode() == axion::constraints::drive::DriveMode::Force)
+            .count(),
     ));
     Ok(text)
 }

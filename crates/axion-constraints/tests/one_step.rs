@@ -96,8 +96,9 @@ impl Servo {
     }
 }
 
-/// The converged drive force is the implicit PD law on the end-of-step state:
-/// λ = −ke (q⁺ − q*) − kd ((q⁺ − q⁻)/h − q̇*)  or  λ = −ke (q̇⁺ − q̇*).
+/// The converged drive force is the implicit PD law on the end-of-step state plus the
+/// feed-forward force τ: λ = τ − ke (q⁺ − q*) − kd ((q⁺ − q⁻)/h − q̇*), or
+/// λ = τ − ke (q̇⁺ − q̇*), or λ = τ for a force drive.
 #[test]
 fn converged_drive_force_is_the_implicit_pd_law() {
     for revolute in [true, false] {
@@ -111,19 +112,35 @@ fn converged_drive_force_is_the_implicit_pd_law() {
         for drive in [
             Drive::position(1.2, 0.3, 1000.0, 100.0).unwrap(),
             Drive::velocity(1.0, 1000.0).unwrap(),
+            Drive::position(1.2, 0.3, 1000.0, 100.0)
+                .unwrap()
+                .with_feedforward(40.0)
+                .unwrap(),
+            Drive::velocity(1.0, 1000.0)
+                .unwrap()
+                .with_feedforward(-25.0)
+                .unwrap(),
+            Drive::force(7.5).unwrap(),
         ] {
             let (pose, u, lambda, joint_error) = s.step(&drive, &s.pose, &u0, h);
             let (q0, q1) = (s.q(&s.pose), s.q(&pose));
             let q_dot = coordinate(s.kind, &s.joint.frames, &s.axis, &world(), &pose)
                 .jacobian
                 .dot(&Vector6::zeros(), &u);
-            let law = match drive.mode() {
-                DriveMode::Position {
-                    target,
-                    target_velocity,
-                } => -drive.ke() * (q1 - target) - drive.kd() * ((q1 - q0) / h - target_velocity),
-                DriveMode::Velocity { target_velocity } => -drive.ke() * (q_dot - target_velocity),
-            };
+            let law = drive.feedforward()
+                + match drive.mode() {
+                    DriveMode::Position {
+                        target,
+                        target_velocity,
+                    } => {
+                        -drive.ke() * (q1 - target) - drive.kd() * ((q1 - q0) / h - target_velocity)
+                    }
+                    DriveMode::Velocity { target_velocity } => {
+                        -drive.ke() * (q_dot - target_velocity)
+                    }
+                    DriveMode::Force => 0.0,
+                    DriveMode::Armature => unreachable!("no armature among the cases"),
+                };
             assert!(
                 (lambda - law).abs() <= 1e-8 * law.abs().max(1.0),
                 "revolute {revolute}: λ = {lambda}, PD law {law}"
@@ -183,6 +200,7 @@ fn servos_reach_their_targets() {
                         "revolute {revolute}: velocity error {err}"
                     );
                 }
+                DriveMode::Force | DriveMode::Armature => unreachable!("the cases are servos"),
             }
             assert!(worst_joint < 1e-9, "joint error {worst_joint}");
         }

@@ -612,12 +612,9 @@ impl GpuBackend {
                 reason: "per-world friction and masses (Control::set_friction, set_body_mass) are not implemented on the GPU backend yet; step this batch on the CPU backend".into(),
             });
         }
-        if (0..control.worlds()).any(|w| {
-            control
-                .world_drives(w)
-                .iter()
-                .any(|d| d.max_force().is_finite())
-        }) {
+        if (0..control.worlds())
+            .any(|w| control.world_drives(w).iter().any(step::limit_unsupported))
+        {
             return Err(GpuError::UnsupportedModel {
                 reason: "a drive has a force limit, which the GPU backend does not implement yet; step this batch on the CPU backend".into(),
             });

@@ -10,8 +10,9 @@
 //!   contacts with Coulomb friction and restitution between any two of spheres, boxes,
 //!   capsules and cylinders, and of any of these on a half-space. Models it cannot run
 //!   are refused when it is built ([`GpuError::UnsupportedModel`], naming the bodies):
-//!   convex hulls, meshes and height fields that may collide, drives with a force limit,
-//!   and the massless frames of compound joints.
+//!   convex hulls, meshes and height fields that may collide, drives with a force limit
+//!   (but force drives', which run at zero force: a force that is not zero is refused at
+//!   the step), and the massless frames of compound joints.
 //! * One Rust twin per WGSL file of the top-level `shaders/` folder: [`kinematics`]
 //!   (`quat.wgsl`, `kinematics_probe.wgsl`), [`narrow`] (`narrow.wgsl`, the narrow
 //!   phases, and `narrow_probe.wgsl`) and [`step`] (`step.wgsl`), each with the

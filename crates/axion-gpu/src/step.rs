@@ -497,6 +497,13 @@ fn kinematically_apart(model: &Model, (a, ka): (usize, usize), (b, kb): (usize, 
     })
 }
 
+/// Whether a drive has a force limit the kernel would have to apply: any finite limit
+/// but a force drive's (it runs at zero force, `GpuBackend::advance` refuses others,
+/// and a limit never binds there).
+pub(crate) fn limit_unsupported(drive: &axion_constraints::drive::Drive) -> bool {
+    drive.max_force().is_finite() && drive.mode() != DriveMode::Force
+}
+
 /// Refuses models the kernel cannot run (see [`contact_pairs`]).
 pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
     if let Some(f) = model.bodies().iter().find(|b| b.mass.is_massless()) {
@@ -510,7 +517,7 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
     if let Some(d) = model
         .drives()
         .iter()
-        .find(|d| d.initial.max_force().is_finite())
+        .find(|d| limit_unsupported(&d.initial))
     {
         return Err(GpuError::UnsupportedModel {
             reason: format!(

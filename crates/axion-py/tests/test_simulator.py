@@ -157,6 +157,39 @@ def test_files_load_with_their_messages(tmp_path: pathlib.Path):
     assert any("set_position_targets" in w for w in swing.warnings)
 
 
+def test_motor_forces_spin_a_wheel_with_its_armature(tmp_path: pathlib.Path):
+    """An MJCF motor (gear 2, controls within ±1) on a wheel's hinge with armature 0.1:
+    each world's joint force gear × ctrl, the last clamped by the control range,
+    spins the wheel at n h τ / (I + a) exactly (backward Euler about a fixed axis)."""
+    wheel = tmp_path / "wheel.xml"
+    wheel.write_text(
+        """<mujoco>
+  <worldbody>
+    <body name="wheel" pos="0 0 1">
+      <joint name="spin" axis="0 0 1" armature="0.1"/>
+      <geom type="cylinder" size="0.2 0.05" mass="1"/>
+    </body>
+  </worldbody>
+  <actuator><motor joint="spin" gear="2" ctrlrange="-1 1"/></actuator>
+</mujoco>
+"""
+    )
+    model = axion.Model.load(wheel)
+    assert model.drive_modes == ["force", "armature"]
+    ctrl = np.array([0.5, -1.0, 3.0])
+    sim = axion.Simulator(model, worlds=3, dt=0.01)
+    sim.set_drive_forces((2.0 * ctrl)[:, None], drives=["spin"])
+    sim.step(100)
+    inertia = 1.0 * 0.2**2 / 2 + 0.1
+    spin = model.joint_names.index("spin")
+    np.testing.assert_allclose(
+        sim.joint_velocities()[:, spin], 1.0 * 2.0 * np.clip(ctrl, -1, 1) / inertia, rtol=1e-9
+    )
+    np.testing.assert_allclose(sim.drive_forces()[:, 0], 2.0 * np.clip(ctrl, -1, 1), rtol=1e-9)
+    with pytest.raises(axion.AxionError, match="set_drive_force"):
+        sim.set_position_targets(0.0, drives=["spin"])
+
+
 def test_demos_are_available_by_name():
     assert "double-pendulum" in axion.Model.demo_names()
     demo = axion.Model.demo("double-pendulum")

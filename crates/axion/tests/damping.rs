@@ -30,7 +30,7 @@ fn wheel(d: f64) -> Model {
         )
         .dynamics(JointDynamics {
             damping: d,
-            friction: 0.0,
+            ..JointDynamics::default()
         }),
     )
     .unwrap();

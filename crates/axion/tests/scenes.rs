@@ -222,6 +222,7 @@ fn servos_track_their_targets() {
                         &sim.state().velocity(0, BodyId(0)),
                     ) - target
                 }
+                DriveDesc::Force { .. } => unreachable!("the cases are servos"),
             };
             println!(
                 "servo {joint:?} {drive:?} h = {h:.4}: error {error:.2e}, {:.2} it/step",
