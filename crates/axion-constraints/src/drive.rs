@@ -309,8 +309,12 @@ impl Drive {
         u_child: &Twist,
         h: f64,
     ) -> bool {
-        !matches!(self.mode, DriveMode::Force)
-            && !self.saturated(kind, coordinate, start, u_parent, u_child, h)
+        self.moves_under(self.law(kind, coordinate, start, u_parent, u_child, h))
+    }
+
+    /// [`Drive::moves_with_motion`] where the law evaluates to `law`.
+    fn moves_under(&self, law: f64) -> bool {
+        !matches!(self.mode, DriveMode::Force) && law.abs() <= self.max_force
     }
 
     /// The drive's generalized force at the current iterate if the row were satisfied:
@@ -369,9 +373,10 @@ impl Drive {
     ) -> Row {
         let alpha = self.compliance(h);
         let law = self.law(kind, coordinate, start, u_parent, u_child, h);
+        let moves = self.moves_under(law);
         Row {
             residual: alpha * h * (lambda - law.clamp(-self.max_force, self.max_force)),
-            jacobian: if self.moves_with_motion(kind, coordinate, start, u_parent, u_child, h) {
+            jacobian: if moves {
                 coordinate.jacobian
             } else {
                 RowJacobian::zeros()
