@@ -38,7 +38,7 @@
 //! For a revolute joint, position differences are wrapped to $[-\pi, \pi)$.
 
 use axion_math::{Pose, Twist, UnitAxis, wrap_angle};
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use crate::error::{ConstraintError, non_negative};
 use crate::joint::JointGeometry;
@@ -403,8 +403,8 @@ pub fn coordinate(
 
 /// Geometric stiffness of a drive row with force `lambda` (see [`Stiffness`]): the
 /// slider's is that of a [slide lock](crate::joint::lock::slide_lock) along the axis
-/// (the same force Jacobian); the hinge's is taken by central differences (step 1e-6
-/// rad), its closed form being long and the row single.
+/// (the same force Jacobian), the hinge's [`revolute_coordinate_stiffness`]. Zero when
+/// `lambda` is (a motor at rest, an undamped joint).
 pub fn coordinate_stiffness(
     kind: CoordinateKind,
     frames: &crate::joint::JointFrames,
@@ -413,18 +413,56 @@ pub fn coordinate_stiffness(
     pose_child: &Pose,
     lambda: f64,
 ) -> Stiffness {
-    match kind {
-        CoordinateKind::Displacement => slide_lock_stiffness(
-            &JointGeometry::new(frames, pose_parent, pose_child),
-            &axis.vector(),
-            lambda,
-        ),
-        CoordinateKind::Angle => Stiffness::finite_difference(
-            |pa, pb| coordinate(kind, frames, axis, pa, pb).jacobian,
-            pose_parent,
-            pose_child,
-            lambda,
-            1e-6,
-        ),
+    if lambda == 0.0 {
+        return Stiffness::zeros();
     }
+    let g = JointGeometry::new(frames, pose_parent, pose_child);
+    match kind {
+        CoordinateKind::Displacement => slide_lock_stiffness(&g, &axis.vector(), lambda),
+        CoordinateKind::Angle => revolute_coordinate_stiffness(&g, axis, lambda),
+    }
+}
+
+/// Geometric stiffness of a hinge coordinate's torque $\pm\lambda a_w$,
+/// $a_w = R_P\thinspace\ell(Q)$ ([`revolute_coordinate`]: $R_P$ the parent joint frame,
+/// $Q = R_P^\top R_C = (w, \mathbf v)$, $\ell = N/d$ with
+/// $N = w^2 a + w\thinspace(\mathbf v\times a) + s\thinspace\mathbf v$, $d = w^2 + s^2$,
+/// $s = \mathbf v\cdot a$). Rotating the parent by $\delta\phi_p$ and the child by
+/// $\delta\phi_c$ (world axes) turns $Q$ by $\varepsilon = R_P^\top(\delta\phi_c - \delta\phi_p)$,
+/// $\delta w = -\tfrac12\varepsilon\cdot\mathbf v$, $\delta\mathbf v = \tfrac12(w I - [\mathbf v]_\times)\varepsilon$, so
+/// $$\delta a_w = -[a_w]_\times\delta\phi_p + P(\delta\phi_c - \delta\phi_p),\qquad
+///   P = R_P\Big(\frac{\partial\ell}{\partial w}\frac{\partial w}{\partial\varepsilon}
+///   + \frac{\partial\ell}{\partial\mathbf v}\frac{\partial\mathbf v}{\partial\varepsilon}\Big)R_P^\top,$$
+/// $$\frac{\partial\ell}{\partial w} = \frac{2w a + \mathbf v\times a - 2w\ell}{d},\qquad
+///   \frac{\partial\ell}{\partial\mathbf v} = \frac{-w[a]_\times + \mathbf v a^\top + sI - 2s\thinspace\ell a^\top}{d},$$
+/// and the torque blocks (parent 0, child 1) are $K_{1c} = \lambda P$,
+/// $K_{1p} = -\lambda([a_w]_\times + P)$, $K_{0c} = -\lambda P$, $K_{0p} = \lambda([a_w]_\times + P)$.
+/// Where $d$ vanishes (the child turned a half turn about an axis normal to $a$),
+/// [`revolute_coordinate`] holds $\ell = a$ and so does this ($P = 0$).
+pub fn revolute_coordinate_stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: f64) -> Stiffness {
+    let a = axis.vector();
+    let rel = g.relative_rotation();
+    let (w, v) = (rel.w, rel.imag());
+    let s = v.dot(&a);
+    let d = w * w + s * s;
+    let r_p = g.frame_parent.rotation.to_rotation_matrix().into_inner();
+    let (local, p) = if d > f64::MIN_POSITIVE {
+        let l = (a * (w * w) + v.cross(&a) * w + v * s) / d;
+        let dl_dw = (a * (2.0 * w) + v.cross(&a) - l * (2.0 * w)) / d;
+        let dl_dv = (-a.cross_matrix() * w + v * a.transpose() + Matrix3::identity() * s
+            - l * a.transpose() * (2.0 * s))
+            / d;
+        let d_eps = dl_dw * (v.transpose() * -0.5)
+            + dl_dv * ((Matrix3::identity() * w - v.cross_matrix()) * 0.5);
+        (l, r_p * d_eps * r_p.transpose())
+    } else {
+        (a, Matrix3::zeros())
+    };
+    let cross = (r_p * local).cross_matrix();
+    let mut k = Stiffness::zeros();
+    k.add(1, 1, 1, 1, &(p * lambda));
+    k.add(1, 0, 1, 1, &((cross + p) * -lambda));
+    k.add(0, 1, 1, 1, &(p * -lambda));
+    k.add(0, 0, 1, 1, &((cross + p) * lambda));
+    k
 }

@@ -264,7 +264,7 @@ impl Backend for CpuBackend {
             }
         }
         let threads = match settings.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => rayon::current_num_threads(),
             n => n,
         }
         .clamp(1, worlds.max(1));
