@@ -431,8 +431,8 @@ pub fn coordinate_stiffness(
 /// $\delta\phi_c$ (world axes) turns $Q$ by $\varepsilon = R_P^\top(\delta\phi_c - \delta\phi_p)$,
 /// $\delta w = -\tfrac12\varepsilon\cdot\mathbf v$, $\delta\mathbf v = \tfrac12(w I - [\mathbf v]_\times)\varepsilon$, so
 /// $$\delta a_w = -[a_w]_\times\delta\phi_p + P(\delta\phi_c - \delta\phi_p),\qquad
-///   P = R_P\Big(\frac{\partial\ell}{\partial w}\frac{\partial w}{\partial\varepsilon}
-///   + \frac{\partial\ell}{\partial\mathbf v}\frac{\partial\mathbf v}{\partial\varepsilon}\Big)R_P^\top,$$
+///   P = R_P\Big(\frac{\partial\ell}{\partial w}\frac{\partial w}{\partial\varepsilon} +
+///   \frac{\partial\ell}{\partial\mathbf v}\frac{\partial\mathbf v}{\partial\varepsilon}\Big)R_P^\top,$$
 /// $$\frac{\partial\ell}{\partial w} = \frac{2w a + \mathbf v\times a - 2w\ell}{d},\qquad
 ///   \frac{\partial\ell}{\partial\mathbf v} = \frac{-w[a]_\times + \mathbf v a^\top + sI - 2s\thinspace\ell a^\top}{d},$$
 /// and the torque blocks (parent 0, child 1) are $K_{1c} = \lambda P$,
