@@ -1,8 +1,7 @@
 //! Sparse LU with the symbolic analysis done once per sparsity pattern.
 
 use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::sparse::linalg::SupernodalThreshold;
-use faer::sparse::linalg::lu::{LuSymbolicParams, NumericLu, SymbolicLu, factorize_symbolic_lu};
+use faer::sparse::linalg::lu::{NumericLu, SymbolicLu, factorize_symbolic_lu};
 use faer::sparse::{Argsort, Pair, SparseColMat, SymbolicSparseColMat};
 use faer::{Conj, MatMut, Par};
 
@@ -62,18 +61,15 @@ impl SparseLu {
     pub fn new(n: usize, pattern: &[Pair<usize, usize>]) -> Self {
         let (sym, argsort) = SymbolicSparseColMat::try_new_from_indices(n, n, pattern)
             .expect("valid sparsity pattern");
-        // faer's supernodal factorization, not its own choice: the reduced system is made
-        // of dense 6 × 6 blocks, which the supernodes take whole. Measured against faer's
-        // choice (simplicial on these sizes), 2026-11-25: chains of 10, 100 and 1000 links
-        // 174 → 148 µs, 1.67 → 1.54 ms, 18.6 → 17.1 ms per step; the a1, spirit40 and
-        // humanoid URDF drops 20–34 % faster; box pyramids from rest 5–13 % faster and
-        // settled ones level (docs/benchmarks.md).
-        let params = LuSymbolicParams {
-            supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
-            ..Default::default()
-        };
-        let symbolic =
-            factorize_symbolic_lu(sym.as_ref(), params).expect("symbolic LU of a valid pattern");
+        // faer's own choice between its simplicial and supernodal factorizations
+        // (simplicial on the sizes measured). Forcing the supernodal one, whose supernodes
+        // take the reduced system's dense 6 × 6 blocks whole, was measured 2026-11-25:
+        // chains 8–15 % and the a1, spirit40 and humanoid drops 20–34 % faster per step,
+        // but its rounding leaves one CPU step of a cylinder landing on a box
+        // unconverged after 30 iterations (the friction iteration there is chaotic,
+        // docs/step.md), so it waits for that to be fixed (docs/benchmarks.md).
+        let symbolic = factorize_symbolic_lu(sym.as_ref(), Default::default())
+            .expect("symbolic LU of a valid pattern");
         let factor_scratch = MemBuffer::new(
             symbolic.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
         );
