@@ -403,8 +403,8 @@ pub fn coordinate(
 
 /// Geometric stiffness of a drive row with force `lambda` (see [`Stiffness`]): the
 /// slider's is that of a [slide lock](crate::joint::lock::slide_lock) along the axis
-/// (the same force Jacobian), the hinge's [`revolute_coordinate_stiffness`]. Zero when
-/// `lambda` is (a motor at rest, an undamped joint).
+/// (the same force Jacobian), the hinge's [`revolute_coordinate_stiffness`]. Zero, and
+/// not evaluated, when `lambda` is zero (a motor at zero force, a damper at rest).
 pub fn coordinate_stiffness(
     kind: CoordinateKind,
     frames: &crate::joint::JointFrames,
@@ -429,14 +429,16 @@ pub fn coordinate_stiffness(
 /// $N = w^2 a + w\thinspace(\mathbf v\times a) + s\thinspace\mathbf v$, $d = w^2 + s^2$,
 /// $s = \mathbf v\cdot a$). Rotating the parent by $\delta\phi_p$ and the child by
 /// $\delta\phi_c$ (world axes) turns $Q$ by $\varepsilon = R_P^\top(\delta\phi_c - \delta\phi_p)$,
-/// $\delta w = -\tfrac12\varepsilon\cdot\mathbf v$, $\delta\mathbf v = \tfrac12(w I - \mathbf v^\times)\varepsilon$, so
+/// $\delta w = -\tfrac12\varepsilon\cdot\mathbf v$,
+/// $\delta\mathbf v = \tfrac12(w I - \mathbf v^\times)\varepsilon$, so
 /// $$\delta a_w = -a_w^\times\delta\phi_p + P(\delta\phi_c - \delta\phi_p),\qquad
 ///   P = R_P\Big(\frac{\partial\ell}{\partial w}\frac{\partial w}{\partial\varepsilon} +
 ///   \frac{\partial\ell}{\partial\mathbf v}\frac{\partial\mathbf v}{\partial\varepsilon}\Big)R_P^\top,$$
 /// $$\frac{\partial\ell}{\partial w} = \frac{2w a + \mathbf v\times a - 2w\ell}{d},\qquad
 ///   \frac{\partial\ell}{\partial\mathbf v} = \frac{-wa^\times + \mathbf v a^\top + sI - 2s\thinspace\ell a^\top}{d},$$
-/// ($x^\times$ the cross-product matrix, $x^\times y = x\times y$) and the torque blocks (parent 0, child 1) are $K_{1c} = \lambda P$,
-/// $K_{1p} = -\lambda(a_w^\times + P)$, $K_{0c} = -\lambda P$, $K_{0p} = \lambda(a_w^\times + P)$.
+/// ($x^\times$ the cross-product matrix, $x^\times y = x\times y$) and the torque blocks
+/// (parent 0, child 1) are $K_{1c} = \lambda P$, $K_{1p} = -\lambda(a_w^\times + P)$,
+/// $K_{0c} = -\lambda P$, $K_{0p} = \lambda(a_w^\times + P)$.
 /// Where $d$ vanishes (the child turned a half turn about an axis normal to $a$),
 /// [`revolute_coordinate`] holds $\ell = a$ and so does this ($P = 0$).
 pub fn revolute_coordinate_stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: f64) -> Stiffness {
