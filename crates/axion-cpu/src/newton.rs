@@ -27,7 +27,7 @@ use axion_constraints::RowJacobian;
 use axion_constraints::contact::{
     DEFAULT_FB_EPS_SQ, VelocityContact, normal_row, normal_row_velocity,
 };
-use axion_constraints::drive::{CoordinateKind, DriveMode, coordinate, coordinate_stiffness};
+use axion_constraints::drive::{CoordinateKind, DriveMode, coordinate_stiffness};
 use axion_constraints::friction::projection;
 use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
 use axion_model::{Control, JointRange, Model, StepStats};
@@ -135,13 +135,7 @@ impl ActiveLimit {
         for (j, mj) in model.joints().iter().enumerate() {
             let Some(range) = mj.range() else { continue };
             let parent = mj.parent.map(|p| p.0);
-            let c = coordinate(
-                range.coordinate,
-                &mj.joint.frames,
-                &range.axis,
-                &parent.map_or(Pose::identity(), |p| q[p]),
-                &q[mj.child.0],
-            );
+            let c = mj.coordinate_at(range.coordinate, &range.axis, q);
             let speed = c
                 .jacobian
                 .dot(&parent.map_or(Twist::zeros(), |p| u[p]), &u[mj.child.0])
@@ -326,14 +320,7 @@ impl<'a> WorldSolver<'a> {
         let drives = input.control.world_drives(input.world);
         for (d, drive) in model.drives().iter().zip(drives) {
             let j = &model.joints()[d.joint.0];
-            let parent = j.parent.map_or(Pose::identity(), |p| input.q0[p.0]);
-            let c = coordinate(
-                d.coordinate,
-                &j.joint.frames,
-                &d.axis,
-                &parent,
-                &input.q0[j.child.0],
-            );
+            let c = j.coordinate_at(d.coordinate, &d.axis, input.q0);
             constants.drive_start.push(if drive.starts_from_rate() {
                 let u_parent = j.parent.map_or(Twist::zeros(), |p| input.u0[p.0]);
                 c.jacobian.dot(&u_parent, &input.u0[j.child.0])
@@ -383,13 +370,7 @@ impl<'a> WorldSolver<'a> {
                 mass_of(child),
                 &input.q0[child].rotation,
             );
-            let start = coordinate(
-                l.range.coordinate,
-                &mj.joint.frames,
-                &l.range.axis,
-                &qp,
-                &input.q0[child],
-            );
+            let start = mj.coordinate_at(l.range.coordinate, &l.range.axis, input.q0);
             let speed = match l.range.coordinate {
                 CoordinateKind::Angle => input.settings.recovery_rate,
                 CoordinateKind::Displacement => input.settings.recovery_speed,
@@ -499,25 +480,12 @@ impl<'a> WorldSolver<'a> {
         for (d, md) in model.drives().iter().enumerate() {
             let mj = &model.joints()[md.joint.0];
             let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
-            let frames = &mj.joint.frames;
-            let coord = coordinate(
-                md.coordinate,
-                frames,
-                &md.axis,
-                &pose_of(&poses, parent),
-                &poses[child],
-            );
+            let coord = mj.coordinate_at(md.coordinate, &md.axis, &poses);
             let force = if s_force == s {
                 coord.jacobian
             } else {
-                coordinate(
-                    md.coordinate,
-                    frames,
-                    &md.axis,
-                    &pose_of(&force_poses, parent),
-                    &force_poses[child],
-                )
-                .jacobian
+                mj.coordinate_at(md.coordinate, &md.axis, &force_poses)
+                    .jacobian
             };
             let u_parent = parent.map_or(Twist::zeros(), |p| self.body_velocity(it, p));
             let u_child = self.body_velocity(it, child);
@@ -635,13 +603,7 @@ impl<'a> WorldSolver<'a> {
         for (i, (l, &(force, w, target))) in inp.limits.iter().zip(&self.limits).enumerate() {
             let mj = &model.joints()[l.joint];
             let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
-            let c = coordinate(
-                l.range.coordinate,
-                &mj.joint.frames,
-                &l.range.axis,
-                &pose_of(&poses, parent),
-                &poses[child],
-            );
+            let c = mj.coordinate_at(l.range.coordinate, &l.range.axis, &poses);
             let exact = c.jacobian * l.side;
             let lambda = it.lambda[first_limit_row + i];
             let nr = normal_row(
@@ -1137,14 +1099,7 @@ impl<'a> WorldSolver<'a> {
                 continue;
             };
             let md = &inp.model.drives()[d.0];
-            let parent = mj.parent.map_or(Pose::identity(), |p| e.poses[p.0]);
-            let c = coordinate(
-                md.coordinate,
-                &mj.joint.frames,
-                &md.axis,
-                &parent,
-                &e.poses[mj.child.0],
-            );
+            let c = mj.coordinate_at(md.coordinate, &md.axis, &e.poses);
             out.push(ProjectionRow {
                 jacobian: c.jacobian,
                 bodies: (mj.parent.map(|p| p.0), mj.child.0),

@@ -141,16 +141,8 @@ pub fn joint_motion(
     let (kind, axis) = mj.coordinate()?;
     let poses = state.world_poses(world);
     let velocities = state.world_velocities(world);
-    let (pose_parent, u_parent) = mj.parent.map_or((Pose::identity(), Twist::zeros()), |p| {
-        (poses[p.0], velocities[p.0])
-    });
-    let c = axion_constraints::drive::coordinate(
-        kind,
-        &mj.joint.frames,
-        &axis,
-        &pose_parent,
-        &poses[mj.child.0],
-    );
+    let u_parent = mj.parent.map_or(Twist::zeros(), |p| velocities[p.0]);
+    let c = mj.coordinate_at(kind, &axis, poses);
     let position = match mj.range() {
         Some(range) => range.relative(c.value) + range.reference(),
         None => match kind {

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use axion_constraints::drive::{CoordinateKind, Drive};
+use axion_constraints::drive::{CoordinateKind, Drive, JointCoordinate, coordinate};
 use axion_constraints::joint::{Joint, JointFrames, JointKind};
 use axion_math::{MassProperties, MathError, Pose, Twist, UnitAxis};
 use nalgebra::{Isometry3, Translation3, Vector3};
@@ -130,6 +130,25 @@ impl ModelJoint {
             JointKind::Prismatic { axis } => Some((CoordinateKind::Displacement, axis)),
             _ => None,
         }
+    }
+
+    /// Coordinate `kind` about or along `axis` (joint frame) and its velocity Jacobian
+    /// at the world poses `poses` of every body (the world's pose, the identity, for a
+    /// joint without parent): what a drive, a range or a measurement of this joint reads.
+    pub fn coordinate_at(
+        &self,
+        kind: CoordinateKind,
+        axis: &UnitAxis,
+        poses: &[Pose],
+    ) -> JointCoordinate {
+        let parent = self.parent.map_or(Pose::identity(), |p| poses[p.0]);
+        coordinate(
+            kind,
+            &self.joint.frames,
+            axis,
+            &parent,
+            &poses[self.child.0],
+        )
     }
 
     /// The range the solver enforces: a revolute or prismatic joint's
