@@ -11,10 +11,16 @@
 //! Newton iteration counts. Batches beyond one buffer of the adapter run in chunks
 //! (4096 pyramids in 7 on lavapipe).
 //!
+//! `gpu_paths` times a run of 100 steps from the same state three ways: the raw device
+//! path (`upload`, `advance(100)`, `download`), `Simulator::run(100)` (the same, plus
+//! the run statistics read back), and 100 calls of `Simulator::step` (a round trip to
+//! the host each step, as every run took before `Backend::run`).
+//!
 //! `cargo bench --bench gpu_worlds` (on a machine without a GPU, Mesa's lavapipe runs
 //! it; without an adapter, or with `AXION_GPU_TESTS=skip`, the GPU part is left out with
 //! a line saying so).
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use axion::prelude::*;
@@ -120,6 +126,82 @@ fn gpu(c: &mut Criterion) {
     group.finish();
 }
 
+/// Steps per timed run of `gpu_paths`.
+const RUN: usize = 100;
+
+/// What `gpu_paths` times, all from the state `warm` reached.
+struct Paths {
+    backend: GpuBackend,
+    start: State,
+    control: Control,
+    sim: Simulator,
+}
+
+fn gpu_paths(c: &mut Criterion) {
+    if !axion::device_tests_run("gpu_worlds benchmark (paths)") {
+        return;
+    }
+    let mut group = c.benchmark_group("gpu_paths");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for (name, model) in scenes() {
+        if !matches!(name, "pendulum" | "skid_steer") {
+            continue;
+        }
+        for worlds in [1, 256] {
+            // Built on first use, for the benchmarks the filter selects.
+            let setup: RefCell<Option<Paths>> = RefCell::new(None);
+            let with = |f: &mut dyn FnMut(&mut Paths)| {
+                let mut setup = setup.borrow_mut();
+                f(setup.get_or_insert_with(|| {
+                    let (backend, start, control) = warm(name, &model, worlds);
+                    let sim = Simulator::new(model.clone(), worlds, H, BackendChoice::Gpu)
+                        .expect("the GPU backend");
+                    Paths {
+                        backend,
+                        start,
+                        control,
+                        sim,
+                    }
+                }))
+            };
+            group.throughput(Throughput::Elements((worlds * RUN) as u64));
+            group.bench_function(BenchmarkId::new(format!("{name}/raw"), worlds), |b| {
+                with(&mut |p| {
+                    b.iter(|| {
+                        let mut end = p.start.clone();
+                        p.backend.upload(&model, &p.start).expect("upload");
+                        p.backend.advance(&p.control, H, RUN).expect("steps");
+                        p.backend.download(&mut end).expect("download");
+                        end
+                    })
+                })
+            });
+            group.bench_function(BenchmarkId::new(format!("{name}/run"), worlds), |b| {
+                with(&mut |p| {
+                    b.iter(|| {
+                        *p.sim.state_mut() = p.start.clone();
+                        p.sim.run(RUN).expect("steps")
+                    })
+                })
+            });
+            group.bench_function(BenchmarkId::new(format!("{name}/step"), worlds), |b| {
+                with(&mut |p| {
+                    b.iter(|| {
+                        *p.sim.state_mut() = p.start.clone();
+                        for _ in 0..RUN {
+                            p.sim.step().expect("step");
+                        }
+                    })
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 fn cpu(c: &mut Criterion) {
     let mut group = c.benchmark_group("cpu_worlds");
     group
@@ -165,5 +247,5 @@ fn cpu(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, gpu, cpu);
+criterion_group!(benches, gpu, gpu_paths, cpu);
 criterion_main!(benches);

@@ -1,16 +1,13 @@
 // Evaluates the kinematics of quat.wgsl on a batch of inputs, for the property tests
 // against axion-math (crates/axion-gpu/src/kinematics.rs is its twin).
 //
-// Input i, 17 floats: pose (x, θx, θy, θz, θw), twist (v, ω), step h, vector r.
-// Output i, 14 floats: integrate(pose, twist, h) (7), ½[0,ω]⊗θ (4), R(θ) r (3).
+// Input i, PROBE_IN = 17 floats: pose (x, θx, θy, θz, θw), twist (v, ω), step h, vector r.
+// Output i, PROBE_OUT = 14 floats: integrate(pose, twist, h) (7), ½[0,ω]⊗θ (4), R(θ) r (3).
 
 @group(0) @binding(0) var<storage, read> probe_in: array<f32>;
 @group(0) @binding(1) var<storage, read_write> probe_out: array<f32>;
 
-const PROBE_IN: u32 = 17u;
-const PROBE_OUT: u32 = 14u;
-
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn probe(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= arrayLength(&probe_out) / PROBE_OUT {

@@ -32,9 +32,9 @@ fn plane_keep(acc: ptr<function, PlanePoints>, point: vec3<f32>, gap: f32, margi
 fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q: vec4<f32>, margin: f32) -> PlanePoints {
     var acc: PlanePoints;
     acc.count = 0u;
-    if kind == 0u {
+    if kind == SPHERE {
         plane_keep(&acc, x, dot(n, x) - d - par.x, margin);
-    } else if kind == 1u {
+    } else if kind == BOX {
         let r = quat_matrix(q);
         let nl = transpose(r) * n;
         var k = 0u;
@@ -54,7 +54,7 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
             let p = x + r * c;
             plane_keep(&acc, p, dot(n, p) - d, margin);
         }
-    } else if kind == 2u {
+    } else if kind == CAPSULE {
         let axis = quat_rotate(q, vec3<f32>(0.0, 0.0, par.y));
         for (var end = 0u; end < 2u; end++) {
             let p = x + select(-axis, axis, end == 1u);
@@ -112,8 +112,6 @@ fn plane_points(n: vec3<f32>, d: f32, kind: u32, par: vec3<f32>, x: vec3<f32>, q
 // * sphere a – cylinder b: the centre and the cylinder's closest point (see
 //   sphere_cylinder);
 // * cylinder a – box, capsule or cylinder b: see cylinder_pair.
-
-const MANIFOLD_POINTS: u32 = 8u;
 
 struct Manifold {
     count: u32,
@@ -1078,19 +1076,19 @@ fn cylinder_pair(p: CylPair, tb: f32, margin: f32) -> Manifold {
     return m;
 }
 
-// The manifold of shape a (kind ka, parameters par_a, pose sa) against shape b; kinds 0
-// sphere, 1 box, 2 capsule, 3 cylinder, 4 half-space (parameters: its unit normal in
-// the shape frame; the plane passes through the frame's origin). The pairs: any solid
+// The manifold of shape a (kind ka, parameters par_a, pose sa) against shape b; kinds
+// SPHERE, BOX, CAPSULE, CYLINDER, HALF_SPACE (parameters: its unit normal in the shape
+// frame; the plane passes through the frame's origin). The pairs: any solid
 // on a half-space (b), sphere–sphere, sphere–box, sphere–capsule and sphere–cylinder
 // (a the sphere), capsule–capsule, capsule–box (a the capsule), box–box, cylinder–box,
 // cylinder–capsule and cylinder–cylinder (a the cylinder); others give no points (the
 // host refuses them).
 fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32>, sb: PoseF, margin: f32) -> Manifold {
-    if kb == 4u {
+    if kb == HALF_SPACE {
         let n = normalize(quat_rotate(sb.q, par_b));
         var pts = plane_points(n, dot(n, sb.x), ka, par_a, sa.x, sa.q, margin);
         var thickness = 0.0;
-        if ka == 0u || ka == 2u {
+        if ka == SPHERE || ka == CAPSULE {
             thickness = par_a.x;
         }
         var m = empty_manifold(n, thickness, 0.0);
@@ -1101,37 +1099,37 @@ fn shape_manifold(ka: u32, par_a: vec3<f32>, sa: PoseF, kb: u32, par_b: vec3<f32
         }
         return m;
     }
-    if ka == 0u && kb == 0u {
+    if ka == SPHERE && kb == SPHERE {
         return sphere_sphere(sa.x, par_a.x, sb.x, par_b.x, margin);
     }
-    if ka == 0u && kb == 1u {
+    if ka == SPHERE && kb == BOX {
         return sphere_box(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b, margin);
     }
-    if ka == 0u && kb == 3u {
+    if ka == SPHERE && kb == CYLINDER {
         return sphere_cylinder(sa.x, par_a.x, sb.x, quat_matrix(sb.q), par_b.x, par_b.y, margin);
     }
-    if ka == 0u && kb == 2u {
+    if ka == SPHERE && kb == CAPSULE {
         let q = segment_closest(sb.x, capsule_half(sb, par_b), sa.x);
         return sphere_sphere(sa.x, par_a.x, q, par_b.x, margin);
     }
-    if ka == 2u && kb == 2u {
+    if ka == CAPSULE && kb == CAPSULE {
         let p = segments_closest(sa.x, capsule_half(sa, par_a), sb.x, capsule_half(sb, par_b));
         return sphere_sphere(p[0], par_a.x, p[1], par_b.x, margin);
     }
-    if ka == 2u && kb == 1u {
+    if ka == CAPSULE && kb == BOX {
         return capsule_box(sa.x, capsule_half(sa, par_a), par_a.x, Obb(sb.x, quat_matrix(sb.q), par_b), margin);
     }
-    if ka == 1u && kb == 1u {
+    if ka == BOX && kb == BOX {
         return box_box(Obb(sa.x, quat_matrix(sa.q), par_a), Obb(sb.x, quat_matrix(sb.q), par_b), margin);
     }
-    if ka == 3u && kb >= 1u && kb <= 3u {
+    if ka == CYLINDER && (kb == BOX || kb == CAPSULE || kb == CYLINDER) {
         var p: CylPair;
         p.a = Cyl(sa.x, quat_rotate(sa.q, vec3<f32>(0.0, 0.0, 1.0)), par_a.x, par_a.y);
-        p.b_is_cyl = kb == 3u;
+        p.b_is_cyl = kb == CYLINDER;
         var tb = 0.0;
-        if kb == 3u {
+        if kb == CYLINDER {
             p.cyl = Cyl(sb.x, quat_rotate(sb.q, vec3<f32>(0.0, 0.0, 1.0)), par_b.x, par_b.y);
-        } else if kb == 2u {
+        } else if kb == CAPSULE {
             p.obb = Obb(sb.x, mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), quat_rotate(sb.q, vec3<f32>(0.0, 0.0, 1.0))), vec3<f32>(0.0, 0.0, par_b.y));
             tb = par_b.x;
         } else {

@@ -1,23 +1,18 @@
 // The probe kernel of narrow.wgsl (needs quat.wgsl and narrow.wgsl before it): the
 // half-space narrow phase evaluated on a batch of inputs, for the tests.
 //
-// Probe input i, 16 floats: n (3), d, kind (0 sphere, 1 box, 2 capsule, 3 cylinder),
+// Probe input i, NARROW_IN = 16 floats: n (3), d, kind (SPHERE, BOX, CAPSULE, CYLINDER),
 // parameters (3: r | e | r, l | r, l), x (3), θ (x, y, z, w), margin.
-// Probe output i, 17 floats: count, then 4 × (core point (3), gap).
+// Probe output i, NARROW_OUT = 17 floats: count, then 4 × (core point (3), gap).
 //
-// probe_pair, input i, 24 floats: for a then b the kind, parameters (3), pose (x (3),
-// θ (x, y, z, w)), then the margin and a pad. Output i, 54 floats: count, normal (3),
+// probe_pair, input i, PAIR_IN = 24 floats: for a then b the kind, parameters (3), pose (x (3),
+// θ (x, y, z, w)), then the margin and a pad. Output i, PAIR_OUT = 54 floats: count, normal (3),
 // thicknesses (t_a, t_b), then 8 × (core point on a (3), core point on b (3)).
 
 @group(0) @binding(0) var<storage, read> narrow_in: array<f32>;
 @group(0) @binding(1) var<storage, read_write> narrow_out: array<f32>;
 
-const NARROW_IN: u32 = 16u;
-const NARROW_OUT: u32 = 17u;
-const PAIR_IN: u32 = 24u;
-const PAIR_OUT: u32 = 54u;
-
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn probe_plane(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= arrayLength(&narrow_out) / NARROW_OUT {
@@ -41,7 +36,7 @@ fn probe_plane(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WORKGROUP)
 fn probe_pair(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= arrayLength(&narrow_out) / PAIR_OUT {

@@ -3,12 +3,13 @@
 use std::num::NonZeroUsize;
 use std::ops::Range;
 
-use axion_model::{Backend, Control, Model, State, StepError, StepReport, StepStats};
+use axion_model::{Backend, Control, Model, RunTotals, State, StepError, StepReport, StepStats};
 use wgpu::util::DeviceExt;
 
 use crate::context::{AdapterReport, GpuContext};
 use crate::error::GpuError;
-use crate::step::{self, Packed, Params, ST_TRUNCATED, STATS, WORKGROUP};
+use crate::layout::*;
+use crate::step::{self, Packed, Params};
 
 /// Newton settings of the GPU backend. The tolerances are those f32 arithmetic can
 /// reach on the canonical scenes (see `docs/gpu.md`); the CPU's are 1e-10 and below.
@@ -89,6 +90,8 @@ impl Default for GpuSettings {
 
 /// Buffers of one model and batch size on the device.
 struct Batch {
+    /// [`Model::id`] of the model packed.
+    model: u64,
     packed: Packed,
     worlds: usize,
     /// `step_direction_more` dispatches per Newton iteration.
@@ -377,14 +380,24 @@ impl GpuBackend {
         &self.settings
     }
 
-    /// Allocates the buffers for `model` and `worlds` (kept while both stay the same).
+    /// Packs `model` and allocates the buffers for it and `worlds`, unless they are
+    /// there already: for the same build of the model ([`Model::id`]) and as many
+    /// worlds, nothing is done (the model is packed once, not every step); another
+    /// build that packs the same keeps the buffers too.
     fn prepare(&mut self, model: &Model, worlds: usize) -> Result<(), GpuError> {
+        if let Some(b) = &mut self.batch
+            && b.worlds == worlds
+            && b.model == model.id()
+        {
+            return Ok(());
+        }
         let packed = step::pack(model)?;
         self.compile(packed.unilateral())?;
-        if let Some(b) = &self.batch
+        if let Some(b) = &mut self.batch
             && b.packed == packed
             && b.worlds == worlds
         {
+            b.model = model.id();
             return Ok(());
         }
         self.batch = None;
@@ -417,44 +430,38 @@ impl GpuBackend {
             packed.linear_chunk(!self.ctx.adapter().is_hardware(), s.max_linear_iterations);
         // `step_direction` runs `linear_chunk` linear iterations, each of the
         // continuations as many more; the cap and the pass that ends the solve need
-        // `max_linear_iterations + 1` in all (`continuations()` in step.wgsl).
+        // `max_linear_iterations + 1` in all (`continuations()` in step_linear.wgsl).
         let continuations = (s.max_linear_iterations + 1).div_ceil(linear_chunk) - 1;
         let params = Params {
-            counts: [
-                0,
-                packed.bodies as u32,
-                packed.joints as u32,
-                packed.drives as u32,
-                packed.rows as u32,
-                packed.joint_rows as u32,
-                s.max_iterations as u32,
-                s.max_linear_iterations as u32,
-                s.max_backtracks as u32,
-                u32::from(s.geometric_stiffness),
-                packed.drive_base_u as u32,
-                packed.rowbody_base_u as u32,
-                packed.adj_offset_base_u as u32,
-                packed.adj_base_u as u32,
-                packed.joint_base_f as u32,
-                packed.scratch_slots() as u32,
-                packed.pairs as u32,
-                packed.pair_base_u as u32,
-                packed.pair_base_f as u32,
-                packed.contact_row0() as u32,
-            ],
-            reals: [
-                0.0,
-                s.velocity_tolerance as f32,
-                s.position_tolerance as f32,
-                s.linear_tolerance as f32,
-            ],
+            worlds: 0,
+            bodies: packed.bodies as u32,
+            joints: packed.joints as u32,
+            drives: packed.drives as u32,
+            rows: packed.rows as u32,
+            joint_rows: packed.joint_rows as u32,
+            max_newton: s.max_iterations as u32,
+            max_linear: s.max_linear_iterations as u32,
+            max_backtracks: s.max_backtracks as u32,
+            geometric_stiffness: u32::from(s.geometric_stiffness),
+            drive_base_u: packed.drive_base_u as u32,
+            rowbody_base_u: packed.rowbody_base_u as u32,
+            adj_offset_base_u: packed.adj_offset_base_u as u32,
+            adj_base_u: packed.adj_base_u as u32,
+            joint_base_f: packed.joint_base_f as u32,
+            scratch_slots: packed.scratch_slots() as u32,
+            pairs: packed.pairs as u32,
+            pair_base_u: packed.pair_base_u as u32,
+            pair_base_f: packed.pair_base_f as u32,
+            contact_row0: packed.contact_row0() as u32,
+            h: 0.0,
+            velocity_tolerance: s.velocity_tolerance as f32,
+            position_tolerance: s.position_tolerance as f32,
+            linear_tolerance: s.linear_tolerance as f32,
             gravity: packed.gravity,
             regularization: s.regularization as f32,
-            contact: [
-                s.contact_margin as f32,
-                s.contact_tolerance as f32,
-                axion_constraints::contact::DEFAULT_FB_EPS_SQ as f32,
-            ],
+            contact_margin: s.contact_margin as f32,
+            contact_tolerance: s.contact_tolerance as f32,
+            fb_eps_sq: axion_constraints::contact::DEFAULT_FB_EPS_SQ as f32,
             linear_chunk: linear_chunk as u32,
             limits: [
                 packed.limits as u32,
@@ -495,7 +502,7 @@ impl GpuBackend {
                     })
                 };
                 let mut params = params;
-                params.counts[0] = n as u32;
+                params.worlds = n as u32;
                 let uniform = init(
                     "params",
                     bytemuck::bytes_of(&params),
@@ -550,6 +557,7 @@ impl GpuBackend {
                 }
             };
             Batch {
+                model: model.id(),
                 packed: packed.clone(),
                 worlds,
                 continuations,
@@ -560,6 +568,15 @@ impl GpuBackend {
         })?;
         self.batch = Some(batch);
         Ok(())
+    }
+
+    /// Whether the device holds `state`: the host state last written to or read from
+    /// the device, not changed since.
+    fn synced_with(&self, state: &State) -> bool {
+        self.batch
+            .as_ref()
+            .and_then(|b| b.synced.as_ref())
+            .is_some_and(|s| s == state)
     }
 
     fn batch(&self) -> Result<&Batch, GpuError> {
@@ -642,14 +659,14 @@ impl GpuBackend {
             });
         }
         let queue = self.ctx.queue();
-        // Only h changes between calls: it is the first real of the uniform block.
+        // Only h changes between calls.
         let h32 = h as f32;
         for chunk in &batch.chunks {
             let data = step::pack_control(&batch.packed, control, chunk.worlds.clone());
             queue.write_buffer(&chunk.control, 0, bytemuck::cast_slice(&data));
             queue.write_buffer(
                 &chunk.uniform,
-                std::mem::offset_of!(Params, reals) as u64,
+                std::mem::offset_of!(Params, h) as u64,
                 bytemuck::bytes_of(&h32),
             );
         }
@@ -658,6 +675,10 @@ impl GpuBackend {
         let more = batch.continuations;
         self.ctx.checked(|ctx| {
             let mut encoder = ctx.device().create_command_encoder(&Default::default());
+            for chunk in &batch.chunks {
+                let run_slots = (4 * ST_RUN_ITERATIONS * chunk.worlds.len()) as u64;
+                encoder.clear_buffer(&chunk.stats, run_slots, None);
+            }
             for _ in 0..steps {
                 for chunk in &batch.chunks {
                     for buffer in &chunk.dispatch {
@@ -672,7 +693,10 @@ impl GpuBackend {
             ctx.queue().submit([encoder.finish()]);
         })?;
         batch.synced = None;
-        batch.time += h * steps as f64;
+        // Step by step, as the CPU's clock and Backend::step advance it.
+        for _ in 0..steps {
+            batch.time += h;
+        }
         Ok(())
     }
 
@@ -700,8 +724,7 @@ impl GpuBackend {
             let data = chunk.read(&self.ctx, &chunk.state, p.state_slots())?;
             step::unpack_state(p, &data, state, chunk.worlds.clone());
         }
-        let dt = batch.time - state.time();
-        state.advance_time(dt);
+        state.set_time(batch.time);
         let batch = self.batch.as_mut().expect("checked above");
         batch.synced = Some(state.clone());
         Ok(())
@@ -755,30 +778,46 @@ impl GpuBackend {
     /// [`GpuBackend::upload`] found its loops cut short by the driver: the state is then
     /// not the solution of the step equations.
     pub fn last_report(&self) -> Result<StepReport, GpuError> {
+        Ok(self.statistics()?.0)
+    }
+
+    /// The last step's report and the totals of the steps of the last
+    /// [`GpuBackend::advance`] (its convergence step by step for its first
+    /// [`RUN_BLOCK`] steps).
+    fn statistics(&self) -> Result<(StepReport, RunTotals), GpuError> {
         let batch = self.batch()?;
         let mut worlds = Vec::with_capacity(batch.worlds);
         let mut truncated = Vec::new();
+        let mut totals = RunTotals::default();
+        let mut unconverged = [0u32; RUN_FLAG_SLOTS];
         for chunk in &batch.chunks {
             let s = chunk.read(&self.ctx, &chunk.stats, STATS)?;
             let w = chunk.worlds.len();
-            truncated.extend(
-                chunk
-                    .worlds
-                    .clone()
-                    .filter(|&world| s[ST_TRUNCATED * w + world - chunk.worlds.start] > 0.5),
-            );
-            worlds.extend((0..w).map(|i| StepStats {
-                iterations: s[i] as usize,
-                converged: s[w + i] > 0.5,
-                dynamics: f64::from(s[2 * w + i]),
-                joints: f64::from(s[3 * w + i]),
-                drives: f64::from(s[4 * w + i]),
-                contacts: f64::from(s[9 * w + i]),
-                friction: f64::from(s[10 * w + i]),
-                contact_count: s[11 * w + i] as usize,
-                backtracks: s[5 * w + i] as usize,
-                failed_solves: s[6 * w + i] as usize,
-            }));
+            for i in 0..w {
+                let at = |slot: usize| s[slot * w + i];
+                if at(ST_TRUNCATED) > 0.5 {
+                    truncated.push(chunk.worlds.start + i);
+                }
+                worlds.push(StepStats {
+                    iterations: at(ST_ITERATIONS) as usize,
+                    converged: at(ST_CONVERGED) > 0.5,
+                    dynamics: f64::from(at(ST_DYNAMICS)),
+                    joints: f64::from(at(ST_JOINTS)),
+                    drives: f64::from(at(ST_DRIVES)),
+                    contacts: f64::from(at(ST_CONTACTS)),
+                    friction: f64::from(at(ST_FRICTION)),
+                    contact_count: at(ST_COUNT) as usize,
+                    backtracks: at(ST_BACKTRACKS) as usize,
+                    failed_solves: at(ST_FAILED) as usize,
+                });
+                // Every world finishes every step: the step count is the same in all.
+                totals.steps = at(ST_RUN_STEPS) as usize;
+                totals.iterations += at(ST_RUN_ITERATIONS) as usize;
+                totals.max_iterations = totals.max_iterations.max(at(ST_RUN_MAX) as usize);
+                for (k, bits) in unconverged.iter_mut().enumerate() {
+                    *bits |= at(ST_RUN_UNCONVERGED + k) as u32;
+                }
+            }
         }
         if let Some(&first) = truncated.first() {
             return Err(GpuError::LoopBudget {
@@ -788,7 +827,10 @@ impl GpuBackend {
                 rows: batch.packed.rows,
             });
         }
-        Ok(StepReport { worlds })
+        let failed: usize = unconverged.iter().map(|b| b.count_ones() as usize).sum();
+        totals.converged_steps = totals.steps.min(RUN_BLOCK) - failed;
+        totals.world_steps = totals.steps * batch.worlds;
+        Ok((StepReport { worlds }, totals))
     }
 }
 
@@ -811,17 +853,50 @@ impl Backend for GpuBackend {
             reason: e.to_string(),
         };
         self.prepare(model, state.worlds()).map_err(unsupported)?;
-        let fresh = self
-            .batch
-            .as_ref()
-            .and_then(|b| b.synced.as_ref())
-            .is_some_and(|s| s == state);
-        if !fresh {
+        if !self.synced_with(state) {
             self.upload(model, state).map_err(unsupported)?;
         }
         self.advance(control, h, 1).map_err(unsupported)?;
         self.download(state).map_err(unsupported)?;
         self.last_report().map_err(unsupported)
+    }
+
+    /// Runs the steps on the device in blocks of at most [`RUN_BLOCK`], reading back
+    /// only the statistics after each block and the state at the end.
+    fn run(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        control: &Control,
+        h: f64,
+        steps: usize,
+        totals: &mut RunTotals,
+    ) -> Result<StepReport, StepError> {
+        if steps == 0 {
+            return Ok(StepReport::default());
+        }
+        axion_model::backend::validate_step(model, state, control, h)?;
+        let name = self.name();
+        let unsupported = |e: GpuError| StepError::Unsupported {
+            backend: name.clone(),
+            reason: e.to_string(),
+        };
+        self.prepare(model, state.worlds()).map_err(unsupported)?;
+        if !self.synced_with(state) {
+            self.upload(model, state).map_err(unsupported)?;
+        }
+        let mut last = StepReport::default();
+        let mut left = steps;
+        while left > 0 {
+            let block = left.min(RUN_BLOCK);
+            self.advance(control, h, block).map_err(unsupported)?;
+            let (report, done) = self.statistics().map_err(unsupported)?;
+            totals.merge(&done);
+            last = report;
+            left -= block;
+        }
+        self.download(state).map_err(unsupported)?;
+        Ok(last)
     }
 }
 

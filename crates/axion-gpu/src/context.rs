@@ -189,7 +189,11 @@ impl GpuContext {
                 let mut pass = encoder.begin_compute_pass(&Default::default());
                 pass.set_pipeline(&pipeline);
                 pass.set_bind_group(0, &bind, &[]);
-                pass.dispatch_workgroups(items.div_ceil(64) as u32, 1, 1);
+                pass.dispatch_workgroups(
+                    items.div_ceil(crate::layout::WORKGROUP as usize) as u32,
+                    1,
+                    1,
+                );
             }
             ctx.queue().submit([encoder.finish()]);
             output

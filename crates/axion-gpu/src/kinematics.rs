@@ -17,6 +17,7 @@ use nalgebra::Vector3;
 
 use crate::context::GpuContext;
 use crate::error::GpuError;
+use crate::layout::*;
 
 /// `shaders/quat.wgsl`: the library every kernel is prefixed with.
 pub const QUAT_WGSL: &str = include_str!("../../../shaders/quat.wgsl");
@@ -25,11 +26,9 @@ pub const PROBE_WGSL: &str = include_str!("../../../shaders/kinematics_probe.wgs
 
 /// The complete probe module: [`QUAT_WGSL`] followed by [`PROBE_WGSL`].
 pub fn probe_source() -> String {
-    format!("{QUAT_WGSL}\n{PROBE_WGSL}")
+    let shared = crate::layout::wgsl_constants();
+    format!("{shared}\n{QUAT_WGSL}\n{PROBE_WGSL}")
 }
-
-const IN: usize = 17;
-const OUT: usize = 14;
 
 /// One probe input: a pose, a twist, a step and a vector to rotate.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,7 +59,7 @@ pub fn run_probe(ctx: &GpuContext, inputs: &[ProbeInput]) -> Result<Vec<ProbeOut
     if inputs.is_empty() {
         return Ok(Vec::new());
     }
-    let mut data = Vec::with_capacity(IN * inputs.len());
+    let mut data = Vec::with_capacity(PROBE_IN * inputs.len());
     for p in inputs {
         data.extend(pose_coords(&p.pose).iter().map(|&x| x as f32));
         data.extend(linear(&p.twist).iter().map(|&x| x as f32));
@@ -73,11 +72,11 @@ pub fn run_probe(ctx: &GpuContext, inputs: &[ProbeInput]) -> Result<Vec<ProbeOut
         &probe_source(),
         "probe",
         &data,
-        OUT * inputs.len(),
+        PROBE_OUT * inputs.len(),
         inputs.len(),
     )?;
     Ok(floats
-        .chunks_exact(OUT)
+        .chunks_exact(PROBE_OUT)
         .map(|c| ProbeOutput {
             integrated: [c[0], c[1], c[2], c[3], c[4], c[5], c[6]],
             rate: [c[7], c[8], c[9], c[10]],
@@ -133,6 +132,6 @@ mod tests {
             .iter()
             .find(|e| e.name == "probe")
             .expect("entry point `probe`");
-        assert_eq!(probe.workgroup_size, [64, 1, 1]);
+        assert_eq!(probe.workgroup_size, [crate::layout::WORKGROUP, 1, 1]);
     }
 }

@@ -15,8 +15,9 @@
 //!   the step), and the massless frames of compound joints.
 //! * One Rust twin per WGSL file of the top-level `shaders/` folder: [`kinematics`]
 //!   (`quat.wgsl`, `kinematics_probe.wgsl`), [`narrow`] (`narrow.wgsl`, the narrow
-//!   phases, and `narrow_probe.wgsl`) and [`step`] (`step.wgsl`), each with the
-//!   formulas it implements.
+//!   phases, and `narrow_probe.wgsl`) and [`step`] (`step.wgsl` and the `step_*.wgsl`
+//!   files), each with the formulas it implements; [`layout`] holds the numbers they
+//!   share with the host.
 //!
 //! Results are deterministic: the same inputs on the same adapter give bitwise
 //! identical results, whatever the number of worlds (per-world sums run in a fixed
@@ -30,6 +31,7 @@ pub mod backend;
 pub mod context;
 pub mod error;
 pub mod kinematics;
+pub mod layout;
 pub mod narrow;
 pub mod step;
 

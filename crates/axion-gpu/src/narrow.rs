@@ -15,7 +15,7 @@
 
 //!
 //! Pairs of solids (`shape_manifold`, evaluated by [`run_pair_probe`]) give a manifold:
-//! a normal from b towards a and up to [`MANIFOLD_POINTS`] pairs of core points. For a
+//! a normal from b towards a and up to `MANIFOLD_POINTS` (8) pairs of core points. For a
 //! cylinder against a box, a capsule's core or a cylinder, the signed distance is
 //! $\sigma = \max_{\lvert n\rvert = 1} s(n)$ with
 //! $s(n) = n \cdot (x_a - x_b) - h_a(n) - h_b(n)$ and the support radii
@@ -33,6 +33,7 @@ use nalgebra::Vector3;
 use crate::context::GpuContext;
 use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
+use crate::layout::*;
 
 /// `shaders/narrow.wgsl`: the half-space narrow phase (needs [`QUAT_WGSL`] before it;
 /// the step kernel includes it).
@@ -41,25 +42,13 @@ pub const NARROW_WGSL: &str = include_str!("../../../shaders/narrow.wgsl");
 /// `shaders/narrow_probe.wgsl`: the probe kernel of [`NARROW_WGSL`], for the tests.
 pub const NARROW_PROBE_WGSL: &str = include_str!("../../../shaders/narrow_probe.wgsl");
 
-/// The complete narrow-phase probe module: [`QUAT_WGSL`], [`NARROW_WGSL`] and
+/// The complete narrow-phase probe module: the shared constants ([`crate::layout`]),
+/// [`QUAT_WGSL`], [`NARROW_WGSL`] and
 /// [`NARROW_PROBE_WGSL`].
 pub fn narrow_source() -> String {
-    format!("{QUAT_WGSL}\n{NARROW_WGSL}\n{NARROW_PROBE_WGSL}")
+    let shared = crate::layout::wgsl_constants();
+    format!("{shared}\n{QUAT_WGSL}\n{NARROW_WGSL}\n{NARROW_PROBE_WGSL}")
 }
-
-const IN: usize = 16;
-const OUT: usize = 17;
-const PAIR_IN: usize = 24;
-const PAIR_OUT: usize = 54;
-/// Points of a manifold at most (`MANIFOLD_POINTS` in `narrow.wgsl`).
-pub const MANIFOLD_POINTS: usize = 8;
-
-/// Shape kind codes of the WGSL narrow phase.
-pub(crate) const SPHERE: u32 = 0;
-pub(crate) const BOX: u32 = 1;
-pub(crate) const CAPSULE: u32 = 2;
-pub(crate) const CYLINDER: u32 = 3;
-pub(crate) const HALF_SPACE: u32 = 4;
 
 /// The WGSL narrow phase's code of a geometry, `(kind, parameters)`: sphere (0, r),
 /// box (1, half extents), capsule (2, r, l), cylinder (3, r, l), half-space (4, unit
@@ -116,7 +105,7 @@ pub fn run_plane_probe(
     if queries.is_empty() {
         return Ok(Vec::new());
     }
-    let mut data = Vec::with_capacity(IN * queries.len());
+    let mut data = Vec::with_capacity(NARROW_IN * queries.len());
     for q in queries {
         let (kind, par) = shape_code(&Geometry::Solid(q.shape)).expect("every solid has a code");
         data.extend(q.normal.iter().map(|&x| x as f32));
@@ -131,11 +120,11 @@ pub fn run_plane_probe(
         &narrow_source(),
         "probe_plane",
         &data,
-        OUT * queries.len(),
+        NARROW_OUT * queries.len(),
         queries.len(),
     )?;
     Ok(floats
-        .chunks_exact(OUT)
+        .chunks_exact(NARROW_OUT)
         .map(|c| {
             let count = (c[0] as usize).min(4);
             (0..count)
@@ -235,7 +224,7 @@ mod tests {
             .iter()
             .find(|e| e.name == "probe_plane")
             .expect("entry point `probe_plane`");
-        assert_eq!(probe.workgroup_size, [64, 1, 1]);
+        assert_eq!(probe.workgroup_size, [crate::layout::WORKGROUP, 1, 1]);
         assert!(module.entry_points.iter().any(|e| e.name == "probe_pair"));
     }
 }

@@ -1,6 +1,6 @@
-//! Rust twin of `shaders/step.wgsl`: the implicit Newton step of a batch of worlds with
-//! joints, drives, contacts and friction, and the packing of a [`Model`] into the
-//! kernels' buffers.
+//! Rust twin of `shaders/step.wgsl` and the `step_*.wgsl` files beside it: the
+//! implicit Newton step of a batch of worlds with joints, drives, contacts and
+//! friction, and the packing of a [`Model`] into the kernels' buffers.
 //!
 //! A step is a sequence of dispatches, each with one invocation per world:
 //! `step_begin` (start from $u^-$ and the previous multipliers, detect contacts,
@@ -97,7 +97,7 @@
 //! Every per-world array is interleaved (element `slot` of world `w` at
 //! `slot * worlds + w`). Per world: state $(q, u, \lambda)$ (stays on the device
 //! between steps), control (wrenches, drive modes, targets, gains), scratch, and
-//! `STATS` (24) statistics.
+//! `STATS` statistics ([`crate::layout`]).
 
 use axion_constraints::drive::{CoordinateKind, DriveMode};
 use axion_constraints::joint::JointKind;
@@ -108,68 +108,124 @@ use std::ops::Range;
 
 use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
-use crate::narrow::{BOX, CAPSULE, CYLINDER, HALF_SPACE, NARROW_WGSL, SPHERE, shape_code};
+use crate::layout::*;
+use crate::narrow::{NARROW_WGSL, shape_code};
 
-/// `shaders/step.wgsl`: the step kernel (needs [`QUAT_WGSL`] before it).
-pub const STEP_WGSL: &str = include_str!("../../../shaders/step.wgsl");
+/// The step kernel's WGSL files of the top-level `shaders/` folder (each needs
+/// [`QUAT_WGSL`], [`NARROW_WGSL`] and the shared constants before it): `step.wgsl`
+/// (uniform block, buffers, scratch layout, residuals, the kernels) and the files that
+/// mirror `axion-constraints`: joints, drives, contacts with friction, joint limits,
+/// geometric stiffness, and the linear solve.
+pub const STEP_WGSL: [(&str, &str); 7] = [
+    ("step.wgsl", include_str!("../../../shaders/step.wgsl")),
+    (
+        "step_joints.wgsl",
+        include_str!("../../../shaders/step_joints.wgsl"),
+    ),
+    (
+        "step_drives.wgsl",
+        include_str!("../../../shaders/step_drives.wgsl"),
+    ),
+    (
+        "step_contacts.wgsl",
+        include_str!("../../../shaders/step_contacts.wgsl"),
+    ),
+    (
+        "step_limits.wgsl",
+        include_str!("../../../shaders/step_limits.wgsl"),
+    ),
+    (
+        "step_stiffness.wgsl",
+        include_str!("../../../shaders/step_stiffness.wgsl"),
+    ),
+    (
+        "step_linear.wgsl",
+        include_str!("../../../shaders/step_linear.wgsl"),
+    ),
+];
 
-/// The complete step module: [`QUAT_WGSL`], [`NARROW_WGSL`] (contact detection) and
-/// [`STEP_WGSL`].
+/// The complete step module: the shared constants ([`crate::layout`]), [`QUAT_WGSL`],
+/// [`NARROW_WGSL`] (contact detection) and the files of [`STEP_WGSL`], each after a
+/// comment naming it.
 pub fn step_source() -> String {
-    format!("{QUAT_WGSL}\n{NARROW_WGSL}\n{STEP_WGSL}")
+    let mut source = crate::layout::wgsl_constants();
+    for (name, text) in [("quat.wgsl", QUAT_WGSL), ("narrow.wgsl", NARROW_WGSL)]
+        .into_iter()
+        .chain(STEP_WGSL)
+    {
+        source.push_str(&format!("\n// ---- shaders/{name} ----\n{text}"));
+    }
+    source
 }
 
-/// Invocations per workgroup of the step kernel (`@workgroup_size`).
-pub const WORKGROUP: u32 = 64;
-
-const NONE: u32 = u32::MAX;
-const BODY_F: usize = 24;
-const JOINT_F: usize = 24;
-const JOINT_U: usize = 8;
-const DRIVE_U: usize = 4;
-/// Floats per drive in the control buffer.
-const CONTROL_DRIVE: usize = 5;
-/// Words per contact pair in `model_u` (see [`push_pair`]).
-const PAIR_U: usize = 8;
-/// Floats per contact pair in `model_f` (see [`push_pair`]).
-const PAIR_F: usize = 28;
-/// Scratch floats per contact slot (`CONTACT_S` in `step.wgsl`).
-const CONTACT_S: usize = 36;
-/// Words per joint-limit slot in `model_u`: joint, coordinate, side, 0.
-const LIMIT_U: usize = 4;
-/// Floats per joint-limit slot in `model_f`: bound, reference.
-const LIMIT_F: usize = 2;
 /// Scratch floats per joint-limit slot: active, $w$.
 const LIMIT_S: usize = 2;
-
-/// Status per world: iterations, converged, dynamics, joints, drives, backtracks,
-/// failed solves, merit, active, contacts, friction, contact count, the step's first
-/// merit, the best merit, whether the slip coupling is lagged, the linear solve's
-/// progress between dispatches (8), whether a kernel's loops were cut short (`ST_*` in
-/// `step.wgsl`).
-pub(crate) const STATS: usize = 24;
-/// Status slot set when a kernel found its loops cut short (`ST_TRUNCATED`).
-pub(crate) const ST_TRUNCATED: usize = 23;
 
 /// Loop passes that lavapipe (Mesa's llvmpipe, `LP_MAX_TGSI_LOOP_ITERATIONS`) allows
 /// one kernel invocation, counted over all of its loops together.
 pub const LOOP_BUDGET: usize = 65535;
 
-/// The kernel's uniform block (`Params` in `step.wgsl`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct Params {
-    pub counts: [u32; 20],
-    pub reals: [f32; 4],
-    pub gravity: [f32; 3],
-    pub regularization: f32,
-    /// Contact margin (m), contact tolerance (m/s), Fischer–Burmeister ε² (m²).
-    pub contact: [f32; 3],
+/// Declares [`Params`] and, for the test that compares it with `step.wgsl`, the offset
+/// of each of its members by name.
+macro_rules! params {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty,)*) => {
+        /// The kernels' uniform block: `Params` in `step.wgsl`, member by member, with
+        /// the same names at the same offsets (tested against the WGSL struct).
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+        pub(crate) struct Params {
+            $($(#[$doc])* pub $name: $ty,)*
+        }
+        /// Each member of [`Params`] and its offset (bytes).
+        #[cfg(test)]
+        const PARAMS_MEMBERS: &[(&str, usize)] =
+            &[$((stringify!($name), std::mem::offset_of!(Params, $name))),*];
+    };
+}
+
+params! {
+    /// Worlds of the chunk.
+    worlds: u32,
+    bodies: u32,
+    joints: u32,
+    drives: u32,
+    rows: u32,
+    joint_rows: u32,
+    /// Newton iterations at most.
+    max_newton: u32,
+    /// Linear-solver iterations at most.
+    max_linear: u32,
+    max_backtracks: u32,
+    /// 1: the geometric stiffness in the bodies' blocks.
+    geometric_stiffness: u32,
+    drive_base_u: u32,
+    rowbody_base_u: u32,
+    adj_offset_base_u: u32,
+    adj_base_u: u32,
+    joint_base_f: u32,
+    scratch_slots: u32,
+    pairs: u32,
+    pair_base_u: u32,
+    pair_base_f: u32,
+    contact_row0: u32,
+    /// The step (s), written before every run of steps.
+    h: f32,
+    velocity_tolerance: f32,
+    position_tolerance: f32,
+    linear_tolerance: f32,
+    gravity: [f32; 3],
+    regularization: f32,
+    /// Contact margin (m).
+    contact_margin: f32,
+    /// Contact tolerance (m/s).
+    contact_tolerance: f32,
+    /// Fischer–Burmeister ε² (m²).
+    fb_eps_sq: f32,
     /// Linear-solver iterations per dispatch ([`Packed::linear_chunk`]).
-    pub linear_chunk: u32,
+    linear_chunk: u32,
     /// Joint-limit slots: count, first word in `model_u`, first float in `model_f`,
     /// first row.
-    pub limits: [u32; 4],
+    limits: [u32; 4],
 }
 
 /// A model packed for the kernel.
@@ -214,7 +270,7 @@ impl Packed {
             + LIMIT_S * self.limits
             + CONTACT_S * self.slots
     }
-    /// Linear-solver iterations per dispatch (`linear_iterate` in `step.wgsl`).
+    /// Linear-solver iterations per dispatch (`linear_iterate` in `step_linear.wgsl`).
     ///
     /// lavapipe counts the passes of all loops of one kernel invocation against one
     /// budget of [`LOOP_BUDGET`] and runs every loop for a single pass once it is spent.
@@ -612,10 +668,10 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
     for (ji, mj) in model.joints().iter().enumerate() {
         let j = &mj.joint;
         let (kind, axis) = match j.kind {
-            JointKind::Revolute { axis } => (0u32, axis.vector()),
-            JointKind::Prismatic { axis } => (1, axis.vector()),
-            JointKind::Ball => (2, Vector3::zeros()),
-            JointKind::Fixed => (3, Vector3::zeros()),
+            JointKind::Revolute { axis } => (REVOLUTE, axis.vector()),
+            JointKind::Prismatic { axis } => (PRISMATIC, axis.vector()),
+            JointKind::Ball => (BALL, Vector3::zeros()),
+            JointKind::Fixed => (FIXED, Vector3::zeros()),
             JointKind::Free => continue,
         };
         let (b1, b2) = if axis == Vector3::zeros() {
@@ -646,8 +702,8 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
             reason: format!("drive on joint '{}' which has no rows", mj.name),
         })?;
         let coordinate = match d.coordinate {
-            CoordinateKind::Angle => 0,
-            CoordinateKind::Displacement => 1,
+            CoordinateKind::Angle => ANGLE,
+            CoordinateKind::Displacement => DISPLACEMENT,
         };
         model_u.extend([index, coordinate, 0, 0]);
         debug_assert_eq!(DRIVE_U, 4);
@@ -667,7 +723,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
     }
     model_u.extend(&slot_pairs);
     // Joint limits: one slot per finite bound of an enforced range (model_u: joint,
-    // coordinate 0 angle / 1 displacement, side 0 lower / 1 upper; model_f: the bound
+    // coordinate ANGLE / DISPLACEMENT, side 0 lower / 1 upper; model_f: the bound
     // measured from the range's reference, the reference).
     let limit_base_u = model_u.len();
     let limit_base_f = model_f.len();
@@ -677,8 +733,8 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
             continue;
         };
         let coordinate = match range.coordinate {
-            CoordinateKind::Angle => 0,
-            CoordinateKind::Displacement => 1,
+            CoordinateKind::Angle => ANGLE,
+            CoordinateKind::Displacement => DISPLACEMENT,
         };
         for (side, bound) in [(0u32, range.lower), (1, range.upper)] {
             if !bound.is_finite() {
@@ -816,9 +872,9 @@ pub(crate) fn unpack_state(p: &Packed, data: &[f32], state: &mut State, worlds: 
 }
 
 /// The control buffer's contents for the worlds `worlds` of `control`: per world the
-/// wrenches, then per drive (mode, target, target velocity, $k_e$, $k_d$), mode 0 =
-/// position, 1 = velocity, 2 = force (zero: a row $\lambda = 0$ that moves nothing),
-/// 3 = armature ($k_e$ = the armature).
+/// wrenches, then per drive (mode, target, target velocity, $k_e$, $k_d$), the mode one
+/// of `MODE_POSITION`, `MODE_VELOCITY`, `MODE_FORCE` (zero: a row $\lambda = 0$ that
+/// moves nothing) and `MODE_ARMATURE` ($k_e$ = the armature) as a float.
 pub(crate) fn pack_control(p: &Packed, control: &Control, worlds: Range<usize>) -> Vec<f32> {
     interleave(worlds, p.control_slots(), |w, out| {
         for f in control.world_wrenches(w) {
@@ -829,14 +885,14 @@ pub(crate) fn pack_control(p: &Packed, control: &Control, worlds: Range<usize>) 
                 DriveMode::Position {
                     target,
                     target_velocity,
-                } => (0.0, target, target_velocity),
-                DriveMode::Velocity { target_velocity } => (1.0, 0.0, target_velocity),
+                } => (MODE_POSITION, target, target_velocity),
+                DriveMode::Velocity { target_velocity } => (MODE_VELOCITY, 0.0, target_velocity),
                 // `GpuBackend::advance` refuses a force that is not zero.
-                DriveMode::Force => (2.0, 0.0, 0.0),
-                DriveMode::Armature => (3.0, 0.0, 0.0),
+                DriveMode::Force => (MODE_FORCE, 0.0, 0.0),
+                DriveMode::Armature => (MODE_ARMATURE, 0.0, 0.0),
             };
             out.extend([
-                mode,
+                mode as f32,
                 target as f32,
                 velocity as f32,
                 d.ke() as f32,
@@ -870,15 +926,27 @@ mod tests {
                 .unwrap_or_else(|| panic!("entry point `{name}`"));
             assert_eq!(entry.workgroup_size, [WORKGROUP, 1, 1]);
         }
-        // The uniform block has the size of the Rust struct written into it.
+        // The uniform block has the Rust struct's size and members: the same names at
+        // the same offsets, in the same order.
         let params = module
             .global_variables
             .iter()
             .find(|(_, g)| g.name.as_deref() == Some("P"))
             .expect("uniform P")
             .1;
-        let size = module.types[params.ty].inner.size(module.to_ctx());
-        assert_eq!(size as usize, std::mem::size_of::<Params>());
+        let ty = &module.types[params.ty].inner;
+        assert_eq!(
+            ty.size(module.to_ctx()) as usize,
+            std::mem::size_of::<Params>()
+        );
+        let naga::TypeInner::Struct { members, .. } = ty else {
+            panic!("P is not a struct");
+        };
+        let wgsl: Vec<(&str, usize)> = members
+            .iter()
+            .map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize))
+            .collect();
+        assert_eq!(wgsl, PARAMS_MEMBERS);
     }
 
     #[test]

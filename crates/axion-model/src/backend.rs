@@ -51,6 +51,44 @@ impl StepReport {
     }
 }
 
+/// What the steps of a run did, summed over its steps and worlds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunTotals {
+    /// Steps taken (each steps every world).
+    pub steps: usize,
+    /// Steps in which every world converged.
+    pub converged_steps: usize,
+    /// Newton iterations summed over the world-steps.
+    pub iterations: usize,
+    /// Steps times worlds.
+    pub world_steps: usize,
+    /// Largest Newton iteration count of any world-step.
+    pub max_iterations: usize,
+}
+
+impl RunTotals {
+    /// Counts one step.
+    pub fn add(&mut self, report: &StepReport) {
+        self.steps += 1;
+        self.converged_steps += usize::from(report.all_converged());
+        self.iterations += report.worlds.iter().map(|s| s.iterations).sum::<usize>();
+        self.world_steps += report.worlds.len();
+        self.max_iterations = self.max_iterations.max(report.max_iterations());
+    }
+    /// Adds the totals of a later part of the run.
+    pub fn merge(&mut self, later: &RunTotals) {
+        self.steps += later.steps;
+        self.converged_steps += later.converged_steps;
+        self.iterations += later.iterations;
+        self.world_steps += later.world_steps;
+        self.max_iterations = self.max_iterations.max(later.max_iterations);
+    }
+    /// Mean Newton iterations per world-step (0 before any step).
+    pub fn mean_iterations(&self) -> f64 {
+        self.iterations as f64 / self.world_steps.max(1) as f64
+    }
+}
+
 /// A contact of the last step and the force it carried.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactForce {
@@ -97,6 +135,34 @@ pub trait Backend: Send {
         h: f64,
     ) -> Result<StepReport, StepError>;
 
+    /// Advances every world by `steps` steps of `h` seconds, adding each step to
+    /// `totals`, and returns the last step's report (an empty one for no steps). Stops
+    /// early, still `Ok`, after a step that leaves a pose or velocity non-finite
+    /// ([`State::first_non_finite`]); `totals.steps` says how many were taken.
+    ///
+    /// The default steps one at a time; a backend that keeps the state elsewhere (the
+    /// GPU's) runs the steps there and returns the state once, at the end. Its
+    /// results equal those of `steps` calls of [`Backend::step`], bit for bit.
+    fn run(
+        &mut self,
+        model: &Model,
+        state: &mut State,
+        control: &Control,
+        h: f64,
+        steps: usize,
+        totals: &mut RunTotals,
+    ) -> Result<StepReport, StepError> {
+        let mut last = StepReport::default();
+        for _ in 0..steps {
+            last = self.step(model, state, control, h)?;
+            totals.add(&last);
+            if state.first_non_finite().is_some() {
+                break;
+            }
+        }
+        Ok(last)
+    }
+
     /// The contacts of world `world` in the last step with their forces, if this
     /// backend keeps them and `state`'s world is still where that step left it
     /// (`None` otherwise: before the first step, after the state was set or reset).
@@ -136,25 +202,14 @@ pub fn validate_step(
         model.drives().len(),
         control.world_drives(0).len(),
     )?;
+    if let Some((world, body)) = state.first_non_finite() {
+        return Err(StepError::NonFiniteInput {
+            what: "state",
+            world,
+            index: body.0,
+        });
+    }
     for w in 0..state.worlds() {
-        for (i, (q, u)) in state
-            .world_poses(w)
-            .iter()
-            .zip(state.world_velocities(w))
-            .enumerate()
-        {
-            let finite = axion_math::pose_coords(q)
-                .iter()
-                .chain(u.iter())
-                .all(|x| x.is_finite());
-            if !finite {
-                return Err(StepError::NonFiniteInput {
-                    what: "state",
-                    world: w,
-                    index: i,
-                });
-            }
-        }
         if let Some(i) = control
             .world_wrenches(w)
             .iter()

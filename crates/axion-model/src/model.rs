@@ -186,8 +186,12 @@ pub struct ModelDrive {
 }
 
 /// A validated, immutable model: bodies, joints, drives, gravity.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// Two models are equal when their contents are; [`Model::id`] tells builds apart.
+#[derive(Clone, Debug)]
 pub struct Model {
+    /// This build's number ([`Model::id`]).
+    id: u64,
     bodies: Vec<Body>,
     joints: Vec<ModelJoint>,
     drives: Vec<ModelDrive>,
@@ -218,7 +222,28 @@ impl CollisionExclusions {
     }
 }
 
+impl PartialEq for Model {
+    fn eq(&self, other: &Self) -> bool {
+        self.bodies == other.bodies
+            && self.joints == other.joints
+            && self.drives == other.drives
+            && self.gravity == other.gravity
+            && self.joint_rows == other.joint_rows
+            && self.exclusions == other.exclusions
+    }
+}
+
+/// The number of the next model built ([`Model::id`]).
+static NEXT_MODEL_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 impl Model {
+    /// A number that identifies this build of the model: every
+    /// [`ModelBuilder::build`] gives a new one, clones keep it. A model never changes
+    /// after it is built, so a backend may keep what it derived from a model (the GPU
+    /// backend's packed buffers) for as long as it is given a model with the same id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
     /// The bodies, indexed by [`BodyId`].
     pub fn bodies(&self) -> &[Body] {
         &self.bodies
@@ -628,6 +653,7 @@ impl ModelBuilder {
         );
         exclusions.pairs.extend(frame_ends);
         Ok(Model {
+            id: NEXT_MODEL_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             bodies: self.bodies,
             joints: self.joints,
             drives: self.drives,

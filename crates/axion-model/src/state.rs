@@ -2,7 +2,7 @@
 
 use axion_constraints::ConstraintError;
 use axion_constraints::drive::{Drive, DriveMode};
-use axion_math::{Pose, Twist, Wrench, twist};
+use axion_math::{Pose, Twist, Wrench, pose_coords, twist};
 use nalgebra::Vector3;
 
 use crate::desc::{BodyId, BodyKind, DriveId};
@@ -75,6 +75,10 @@ impl State {
     pub fn advance_time(&mut self, h: f64) {
         self.time += h;
     }
+    /// Sets the clock (a backend that kept the state elsewhere, with its clock).
+    pub fn set_time(&mut self, time: f64) {
+        self.time = time;
+    }
 
     fn index(&self, world: usize, body: BodyId) -> usize {
         assert!(
@@ -124,6 +128,18 @@ impl State {
     pub fn drive_forces(&self, world: usize) -> &[f64] {
         let n = self.drive_forces.len() / self.worlds;
         &self.drive_forces[world * n..(world + 1) * n]
+    }
+
+    /// The first body (world, body) whose pose or velocity has a non-finite number.
+    pub fn first_non_finite(&self) -> Option<(usize, BodyId)> {
+        let finite =
+            |(q, u): (&Pose, &Twist)| pose_coords(q).iter().chain(u.iter()).all(|x| x.is_finite());
+        let i = self
+            .poses
+            .iter()
+            .zip(&self.velocities)
+            .position(|pair| !finite(pair))?;
+        Some((i / self.bodies, BodyId(i % self.bodies)))
     }
 
     /// Mutable views of one world's poses, velocities, joint and drive forces.

@@ -24,6 +24,7 @@
 pub mod diagnose;
 pub mod scenes;
 
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 pub use axion_collision as collision;
@@ -43,8 +44,8 @@ pub use axion_model::measure::{Energy, JointErrors, JointMotion, exchange_scale}
 pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, ContactForce, Control,
     ControlError, DriveDesc, DriveId, Geometry, JointDesc, JointDynamics, JointId, JointLimits,
-    JointRange, JointType, Material, Model, ModelBuilder, ModelError, Shape, ShapeDesc, State,
-    StepError, StepReport, StepStats, mode_name,
+    JointRange, JointType, Material, Model, ModelBuilder, ModelError, RunTotals, Shape, ShapeDesc,
+    State, StepError, StepReport, StepStats, mode_name,
 };
 pub use diagnose::{InitialState, initial_state, violations};
 
@@ -252,23 +253,18 @@ impl Simulator {
         self.last = self
             .backend
             .step(&self.model, &mut self.state, &self.control, self.dt)?;
-        for w in 0..self.state.worlds() {
-            for (b, body) in self.model.bodies().iter().enumerate() {
-                let id = BodyId(b);
-                let pose = self.state.com_pose(w, id);
-                let finite = axion_math::pose_coords(&pose)
-                    .iter()
-                    .chain(self.state.velocity(w, id).iter())
-                    .all(|x| x.is_finite());
-                if !finite {
-                    return Err(SimError::NonFiniteState {
-                        world: w,
-                        body: body.name.clone(),
-                    });
-                }
-            }
-        }
+        self.check_finite()?;
         Ok(&self.last)
+    }
+
+    fn check_finite(&self) -> Result<(), SimError> {
+        match self.state.first_non_finite() {
+            Some((world, body)) => Err(SimError::NonFiniteState {
+                world,
+                body: self.model.bodies()[body.0].name.clone(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Runs `steps` steps, calling `observe` after each.
@@ -277,35 +273,62 @@ impl Simulator {
         steps: usize,
         mut observe: impl FnMut(&Simulator),
     ) -> Result<RunSummary, SimError> {
-        let mut summary = RunSummary {
-            steps: 0,
-            simulated: 0.0,
-            wall: Duration::ZERO,
-            mean_iterations: 0.0,
-            max_iterations: 0,
-            converged_steps: 0,
-        };
-        let mut iterations = 0usize;
-        let mut world_steps = 0usize;
-        for _ in 0..steps {
-            let start = Instant::now();
-            self.step()?;
-            summary.wall += start.elapsed();
-            summary.steps += 1;
-            summary.simulated += self.dt;
-            summary.max_iterations = summary.max_iterations.max(self.last.max_iterations());
-            summary.converged_steps += usize::from(self.last.all_converged());
-            iterations += self.last.worlds.iter().map(|s| s.iterations).sum::<usize>();
-            world_steps += self.last.worlds.len();
-            observe(self);
-        }
-        summary.mean_iterations = iterations as f64 / world_steps.max(1) as f64;
-        Ok(summary)
+        self.run_every(steps, 1, |sim| {
+            observe(sim);
+            ControlFlow::Continue(())
+        })
     }
 
-    /// Runs `steps` steps.
+    /// Runs `steps` steps, calling `observe` after every `every`-th (and after the
+    /// last); `observe` may stop the run early. Between two calls the backend runs the
+    /// steps on its own: the GPU backend keeps the state on the device and reads back
+    /// only the state and statistics when `observe` is due, so a larger `every` runs a
+    /// batch faster. The state and statistics equal those of stepping one step at a
+    /// time, bit for bit.
+    ///
+    /// A step that leaves a pose or velocity non-finite is an error
+    /// ([`SimError::NonFiniteState`]), seen at the next call of `observe` at the latest.
+    pub fn run_every(
+        &mut self,
+        steps: usize,
+        every: usize,
+        mut observe: impl FnMut(&Simulator) -> ControlFlow<()>,
+    ) -> Result<RunSummary, SimError> {
+        let mut totals = RunTotals::default();
+        let mut wall = Duration::ZERO;
+        let every = every.max(1);
+        while totals.steps < steps {
+            let block = every.min(steps - totals.steps);
+            let start = Instant::now();
+            let report = self.backend.run(
+                &self.model,
+                &mut self.state,
+                &self.control,
+                self.dt,
+                block,
+                &mut totals,
+            );
+            wall += start.elapsed();
+            self.last = report?;
+            self.check_finite()?;
+            if observe(self).is_break() {
+                break;
+            }
+        }
+        Ok(RunSummary {
+            steps: totals.steps,
+            simulated: totals.steps as f64 * self.dt,
+            wall,
+            mean_iterations: totals.mean_iterations(),
+            max_iterations: totals.max_iterations,
+            converged_steps: totals.converged_steps,
+        })
+    }
+
+    /// Runs `steps` steps; a backend that keeps the state elsewhere (the GPU's) runs
+    /// them there and returns the state once, at the end ([`Simulator::run_every`]).
     pub fn run(&mut self, steps: usize) -> Result<RunSummary, SimError> {
-        self.run_with(steps, |_| {})
+        self.run_every(steps, steps, |_| ControlFlow::Continue(()))
     }
 
     /// The model.
