@@ -385,7 +385,7 @@ impl GpuBackend {
     /// worlds, nothing is done (the model is packed once, not every step); another
     /// build that packs the same keeps the buffers too.
     fn prepare(&mut self, model: &Model, worlds: usize) -> Result<(), GpuError> {
-        if let Some(b) = &mut self.batch
+        if let Some(b) = &self.batch
             && b.worlds == worlds
             && b.model == model.id()
         {
@@ -861,7 +861,7 @@ impl Backend for GpuBackend {
         self.last_report().map_err(unsupported)
     }
 
-    /// Runs the steps on the device in blocks of at most [`RUN_BLOCK`], reading back
+    /// Runs the steps on the device in blocks of at most 192 (`RUN_BLOCK`), reading back
     /// only the statistics after each block and the state at the end.
     fn run(
         &mut self,

@@ -3,7 +3,7 @@
 //! declarations in front of the shaders ([`crate::step::step_source`],
 //! [`crate::narrow::narrow_source`]), which declare none of them themselves. The
 //! kernels' uniform block is checked member by member instead
-//! ([`crate::step::Params`]).
+//! (`step::Params`).
 
 /// Declares each constant in Rust (of its type) and lists it in [`SHARED`] for WGSL
 /// (`u32`).
@@ -161,7 +161,10 @@ shared! {
 /// the run statistics back at least this often.
 pub(crate) const RUN_BLOCK: usize = RUN_FLAG_SLOTS * RUN_FLAG_BITS;
 
-/// The WGSL declarations of [`SHARED`]: `const NAME: u32 = valueu;`, one per line.
+// The bits of a slot are an integer that f32 holds exactly (below 2²⁴).
+const _: () = assert!(RUN_FLAG_BITS <= 24);
+
+/// The WGSL declarations of the shared constants: `const NAME: u32 = valueu;`, one per line.
 pub fn wgsl_constants() -> String {
     SHARED
         .iter()
@@ -208,7 +211,6 @@ mod tests {
         let distinct: HashSet<usize> = used.iter().copied().collect();
         assert_eq!(distinct.len(), used.len(), "two statistics share a slot");
         assert_eq!(*distinct.iter().max().unwrap() + 1, STATS);
-        assert!(RUN_FLAG_BITS <= 24, "f32 holds integers below 2^24 exactly");
     }
 
     #[test]
