@@ -846,23 +846,12 @@ impl Backend for GpuBackend {
         control: &Control,
         h: f64,
     ) -> Result<StepReport, StepError> {
-        axion_model::backend::validate_step(model, state, control, h)?;
-        let name = self.name();
-        let unsupported = |e: GpuError| StepError::Unsupported {
-            backend: name.clone(),
-            reason: e.to_string(),
-        };
-        self.prepare(model, state.worlds()).map_err(unsupported)?;
-        if !self.synced_with(state) {
-            self.upload(model, state).map_err(unsupported)?;
-        }
-        self.advance(control, h, 1).map_err(unsupported)?;
-        self.download(state).map_err(unsupported)?;
-        self.last_report().map_err(unsupported)
+        self.run(model, state, control, h, 1, &mut RunTotals::default())
     }
 
-    /// Runs the steps on the device in blocks of at most 192 (`RUN_BLOCK`), reading back
-    /// only the statistics after each block and the state at the end.
+    /// Uploads the state if the host changed it, runs the steps on the device in blocks
+    /// of at most 192 (`RUN_BLOCK`), reading back only the statistics after each block,
+    /// and reads the state back at the end.
     fn run(
         &mut self,
         model: &Model,
