@@ -79,126 +79,18 @@ override SLIP_COUPLING: bool = false;
 // statistics slots (ST_*) are declared in front of this file from
 // crates/axion-gpu/src/layout.rs.
 
-// Offsets in a contact slot: active flag, normal n (from b to a), the contact points
-// relative to the COMs in body axes and the thicknesses (p_a, t_a, p_b, t_b), tangents
-// t1 and t2, μ_g, the scaling s (2), lever arms ρ = R(θ⁻) p of a and b, effective
-// inverse masses (w_n, w_t1, w_t2), friction basis e1 (2) of the current iterate; the
-// start-of-step gap g⁻, the approach velocity, the velocity bias b and whether the
-// normal row is velocity-level (restitution).
-const C_ACTIVE: u32 = 0u;
-const C_N: u32 = 1u;
-const C_PA: u32 = 4u;
-const C_TA: u32 = 7u;
-const C_PB: u32 = 8u;
-const C_TB: u32 = 11u;
-const C_T1: u32 = 12u;
-const C_T2: u32 = 15u;
-const C_MU: u32 = 18u;
-const C_S: u32 = 19u;
-const C_RHOA: u32 = 21u;
-const C_RHOB: u32 = 24u;
-const C_W: u32 = 27u;
-const C_E: u32 = 30u;
-const C_GAP0: u32 = 32u;
-const C_APPROACH: u32 = 33u;
-const C_BIAS: u32 = 34u;
-const C_BOUNCE: u32 = 35u;
-// Contact persistence and restitution (axion-cpu, axion-constraints' contact::OPEN_GAP):
-// a contact persists from the previous step in its slot if the normals are within
-// PERSIST_COS and a lever arm (world axes) moved less than PERSIST_DISTANCE; one that
-// was still open (g⁻ > OPEN_GAP) keeps its approach velocity. A bouncing contact removes
-// BAUMGARTE of a penetration per step.
-const PERSIST_DISTANCE: f32 = 5e-3;
-const PERSIST_COS: f32 = 0.99;
-const OPEN_GAP: f32 = 1e-6;
-const BAUMGARTE: f32 = 0.2;
-// friction::symmetric and friction::projection of axion-constraints.
-const STICK_REGULARIZATION: f32 = 1e-6;
-const KAPPA_MIN: f32 = 1e-9;
-const SLIP_BAND: f32 = 1e-6;
+// The contact-slot offsets (C_*), and the CPU's contact and friction constants
+// (PERSIST_DISTANCE, PERSIST_COS, OPEN_GAP, BAUMGARTE, STICK_REGULARIZATION, KAPPA_MIN,
+// SLIP_BAND) come from layout.rs as well.
+
 // Below this ∂φ/∂g a contact's normal force step is fixed (see `evaluate`).
 const FB_FIX_BELOW: f32 = 1e-3;
-
 
 const PI: f32 = 3.14159265358979;
 
 var<private> wid: u32;
-// Scratch slot bases (per-body sections: 6 or 7 or 9 slots per body; per-row: 1 or 12).
-var<private> s_pose: u32;
-var<private> s_u: u32;
-var<private> s_uc: u32;
-var<private> s_du: u32;
-var<private> s_hd: u32;
-var<private> s_dv: u32;
-var<private> s_t: u32;
-var<private> s_minv: u32;
-var<private> s_kang: u32;
-var<private> s_l: u32;
-var<private> s_lc: u32;
-var<private> s_x: u32;
-var<private> s_jac: u32;
-var<private> s_res: u32;
-var<private> s_creg: u32;
-var<private> s_pre: u32;
-var<private> s_rhs: u32;
-var<private> s_r: u32;
-var<private> s_z: u32;
-var<private> s_p: u32;
-var<private> s_ap: u32;
-var<private> s_az: u32;
-var<private> s_y: u32;
-var<private> s_xb: u32;
-var<private> s_dstart: u32;
-var<private> s_hdf: u32;
-var<private> s_mu: u32;
-var<private> s_fix: u32;
-var<private> s_fixv: u32;
-var<private> s_con: u32;
-var<private> s_ub: u32;
-var<private> s_lb: u32;
-var<private> s_lim: u32;
-var<private> s_cpl: u32;
-
-// Keep in sync with `Packed::scratch_slots`, `slot_jac` and `slot_res` in step.rs.
-fn layout_scratch() {
-    let b = P.bodies;
-    let r = P.rows;
-    var o = 0u;
-    s_pose = o; o += 7u * b;
-    s_u = o; o += 6u * b;
-    s_uc = o; o += 6u * b;
-    s_du = o; o += 6u * b;
-    s_hd = o; o += 6u * b;
-    s_dv = o; o += 6u * b;
-    s_t = o; o += 6u * b;
-    s_minv = o; o += 9u * b;
-    s_kang = o; o += 9u * b;
-    s_l = o; o += r;
-    s_lc = o; o += r;
-    s_x = o; o += r;
-    s_jac = o; o += 12u * r;
-    s_res = o; o += r;
-    s_creg = o; o += r;
-    s_pre = o; o += r;
-    s_rhs = o; o += r;
-    s_r = o; o += r;
-    s_z = o; o += r;
-    s_p = o; o += r;
-    s_ap = o; o += r;
-    s_az = o; o += r;
-    s_y = o; o += r;
-    s_xb = o; o += r;
-    s_dstart = o; o += P.drives;
-    s_hdf = o; o += 6u * b;
-    s_mu = o; o += r;
-    s_fix = o; o += r;
-    s_fixv = o; o += r;
-    s_ub = o; o += 6u * b;
-    s_lb = o; o += r;
-    s_lim = o; o += 2u * P.limits.x;
-    s_cpl = o; o += r;
-    s_con = o;
-}
+// The scratch sections s_pose … s_con and layout_scratch() are written in front of
+// this file from layout.rs (`Scratch`).
 
 // ---- interleaved accessors -------------------------------------------------------
 
@@ -383,20 +275,26 @@ fn amax3(v: vec3<f32>) -> f32 {
     return max(a.x, max(a.y, a.z));
 }
 
-// Poses q⁺ = q⁻ ⊕ h G u⁺, every row (residual, force Jacobian, compliance, the
-// multiplier μ_i its Jacobian carries, fixed force steps), the dynamics residual
-// h_dyn = M̃(θ⁺)u⁺ − M̃(θ⁻)u⁻ − h f − h Σ J_iᵀμ_i and the norms.
-fn evaluate() -> Eval {
-    let h = P.h;
+// Writes the poses into s_pose: the start-of-step poses q⁻, or with `advance` those of
+// the current iterate, q⁺ = q⁻ ⊕ h G u⁺ (static bodies stay where they are).
+fn set_poses(advance: bool) {
     for (var b = 0u; b < P.bodies; b++) {
         var p = start_pose(b);
-        if body_dynamic(b) {
-            p = integrate_pose(p, sget3(s_u + 6u * b), sget3(s_u + 6u * b + 3u), h);
+        if advance && body_dynamic(b) {
+            p = integrate_pose(p, sget3(s_u + 6u * b), sget3(s_u + 6u * b + 3u), P.h);
         }
         sset3(s_pose + 7u * b, p.x);
         sset3(s_pose + 7u * b + 3u, p.q.xyz);
         sset(s_pose + 7u * b + 6u, p.q.w);
     }
+}
+
+// Poses q⁺ = q⁻ ⊕ h G u⁺, every row (residual, force Jacobian, compliance, the
+// multiplier μ_i its Jacobian carries, fixed force steps), the dynamics residual
+// h_dyn = M̃(θ⁺)u⁺ − M̃(θ⁻)u⁻ − h f − h Σ J_iᵀμ_i and the norms.
+fn evaluate() -> Eval {
+    let h = P.h;
+    set_poses(true);
     var ev = Eval(0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     joint_rows(h, &ev);
     drive_rows(h, &ev);
@@ -553,12 +451,7 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
         sset(s_du + k, 0.0);
     }
     // Drive coordinates at the start of the step (for the damping term).
-    for (var b = 0u; b < P.bodies; b++) {
-        let p = start_pose(b);
-        sset3(s_pose + 7u * b, p.x);
-        sset3(s_pose + 7u * b + 3u, p.q.xyz);
-        sset(s_pose + 7u * b + 6u, p.q.w);
-    }
+    set_poses(false);
     for (var d = 0u; d < P.drives; d++) {
         let c = coordinate(drive_joint(d), drive_is_angle(d));
         // An armature starts from the joint's rate, every other drive from its
@@ -785,12 +678,7 @@ fn probe_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) {
         return;
     }
-    for (var b = 0u; b < P.bodies; b++) {
-        let p = start_pose(b);
-        sset3(s_pose + 7u * b, p.x);
-        sset3(s_pose + 7u * b + 3u, p.q.xyz);
-        sset(s_pose + 7u * b + 6u, p.q.w);
-    }
+    set_poses(false);
     for (var j = 0u; j < P.joints; j++) {
         let g = joint_geo(j);
         let first = joint_first_row(j);
@@ -805,4 +693,31 @@ fn probe_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
         sset(s_res + P.joint_rows + d, c.value);
         set_jac(P.joint_rows + d, c.al, c.aa, c.bl, c.ba);
     }
+}
+
+// For the tests, in two dispatches around a write of the host: `probe_detect` detects
+// the contacts and joint limits at the state's poses and velocities (u⁻) as
+// `step_begin` does; the host then writes an iterate (u⁺ in s_u, λ in s_l), and
+// `probe_unilateral` evaluates the contact and limit rows there, as `evaluate` does.
+@compute @workgroup_size(WORKGROUP)
+fn probe_detect(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) {
+        return;
+    }
+    start_iterate();
+    set_poses(false);
+    detect_contacts();
+    detect_limits();
+}
+
+@compute @workgroup_size(WORKGROUP)
+fn probe_unilateral(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) {
+        return;
+    }
+    set_poses(true);
+    for (var k = 0u; k < contact_slots(); k++) {
+        contact_rows(k);
+    }
+    limit_rows();
 }

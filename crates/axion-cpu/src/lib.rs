@@ -17,6 +17,7 @@ pub mod sparse;
 use std::collections::HashMap;
 
 use axion_collision::{CollisionWorld, Contact};
+use axion_constraints::contact::{PERSIST_COS, PERSIST_DISTANCE};
 use axion_math::Pose;
 use axion_model::{Backend, Control, Model, State, StepError, StepReport};
 use nalgebra::Vector3;
@@ -96,15 +97,6 @@ struct WorldStep {
     result: newton::WorldResult,
     previous: Previous,
 }
-
-/// A contact persists from the previous step if it joins the same bodies, with normals
-/// within about 8°, at a point that sits this close (m) to where it sat relative to
-/// one of the bodies, in world axes. World axes rather than body axes: under a rolling
-/// wheel the contact stays at the bottom of the wheel while the wheel's material point
-/// there changes every step (a skid-steer at 6 rad/s moves it 0.1 m per step at
-/// h = 0.05, so matching body points found no contact to warm-start from).
-const PERSIST_DISTANCE: f64 = 5e-3;
-const PERSIST_COS: f64 = 0.99;
 
 /// The previous step's contact matching `c` (lever arms `arms`): its force moved into
 /// `c`'s tangent frame, and its approach velocity if it was still open then (the

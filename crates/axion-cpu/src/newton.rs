@@ -25,7 +25,7 @@ use axion_collision::Contact;
 use axion_constraints::PositionRow;
 use axion_constraints::RowJacobian;
 use axion_constraints::contact::{
-    DEFAULT_FB_EPS_SQ, VelocityContact, normal_row, normal_row_velocity,
+    BAUMGARTE, DEFAULT_FB_EPS_SQ, VelocityContact, normal_row, normal_row_velocity,
 };
 use axion_constraints::drive::{CoordinateKind, DriveMode, coordinate_stiffness};
 use axion_constraints::friction::projection;
@@ -181,9 +181,6 @@ const EXPLOSION: f64 = 1e9;
 /// through merits of 10⁻¹⁰ on its way, as semismooth iterates do, without being
 /// refused as exploding.
 const EXPLOSION_FLOOR: f64 = 1e-6;
-
-/// Share of a penetration a bouncing (velocity-level) contact removes per step.
-const BAUMGARTE: f64 = 0.2;
 
 /// Per-contact quantities fixed for the step, at the start-of-step poses.
 struct ContactConst {

@@ -11,6 +11,11 @@ use crate::error::GpuError;
 use crate::layout::*;
 use crate::step::{self, Packed, Params};
 
+mod probe;
+pub use probe::{
+    ContactSlotProbe, Detection, LimitProbe, ProbeIterate, RowLinearization, RowProbe,
+};
+
 /// Newton settings of the GPU backend. The tolerances are those f32 arithmetic can
 /// reach on the canonical scenes (see `docs/gpu.md`); the CPU's are 1e-10 and below.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -217,7 +222,7 @@ pub struct GpuBackend {
     batch: Option<Batch>,
 }
 
-/// The five kernels of a step (see `step.wgsl`), and the rows probe.
+/// The kernels of a step (see `step.wgsl`).
 struct Pipelines {
     begin: wgpu::ComputePipeline,
     direction: wgpu::ComputePipeline,
@@ -225,16 +230,6 @@ struct Pipelines {
     update: wgpu::ComputePipeline,
     search: wgpu::ComputePipeline,
     finish: wgpu::ComputePipeline,
-    probe_rows: wgpu::ComputePipeline,
-}
-
-/// One row as the kernel evaluates it (see [`GpuBackend::probe_rows`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RowProbe {
-    /// The joint error $c(q)$ (m or rad), or the drive's joint coordinate.
-    pub value: f32,
-    /// Jacobian blocks: parent (linear, angular), child (linear, angular).
-    pub jacobian: [f32; 12],
 }
 
 impl GpuBackend {
@@ -302,48 +297,71 @@ impl GpuBackend {
         if self.pipelines[slot].is_some() {
             return Ok(());
         }
-        let (layout, module) = (&self.pipeline_layout, &self.module);
-        let slip_coupling = self.settings.slip_coupling;
-        let pipelines = self.ctx.checked(|ctx| {
-            let constants = [
-                ("CONTACTS", if contacts { 1.0 } else { 0.0 }),
-                // Joint-only models have no friction to couple: they keep the
-                // conjugate residual.
-                (
-                    "SLIP_COUPLING",
-                    if slip_coupling && contacts { 1.0 } else { 0.0 },
-                ),
-            ];
-            let pipeline = |entry| {
-                ctx.device()
-                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                        label: Some(entry),
-                        layout: Some(layout),
-                        module,
-                        entry_point: Some(entry),
-                        compilation_options: wgpu::PipelineCompilationOptions {
-                            constants: &constants,
-                            ..Default::default()
-                        },
-                        cache: None,
-                    })
-            };
-            Pipelines {
-                begin: pipeline("step_begin"),
-                direction: pipeline("step_direction"),
-                direction_more: pipeline("step_direction_more"),
-                update: pipeline("step_update"),
-                search: pipeline("step_search"),
-                finish: pipeline("step_finish"),
-                probe_rows: pipeline("probe_rows"),
-            }
+        let pipelines = self.ctx.checked(|_| Pipelines {
+            begin: self.create_pipeline(contacts, "step_begin"),
+            direction: self.create_pipeline(contacts, "step_direction"),
+            direction_more: self.create_pipeline(contacts, "step_direction_more"),
+            update: self.create_pipeline(contacts, "step_update"),
+            search: self.create_pipeline(contacts, "step_search"),
+            finish: self.create_pipeline(contacts, "step_finish"),
         })?;
         self.pipelines[slot] = Some(pipelines);
         Ok(())
     }
+
+    /// The kernel `entry` of the step module, for a model with (`contacts`) or without
+    /// unilateral rows; call inside [`GpuContext::checked`].
+    fn create_pipeline(&self, contacts: bool, entry: &str) -> wgpu::ComputePipeline {
+        let constants = [
+            ("CONTACTS", if contacts { 1.0 } else { 0.0 }),
+            // Joint-only models have no friction to couple: they keep the conjugate
+            // residual.
+            (
+                "SLIP_COUPLING",
+                if self.settings.slip_coupling && contacts {
+                    1.0
+                } else {
+                    0.0
+                },
+            ),
+        ];
+        self.ctx
+            .device()
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&self.pipeline_layout),
+                module: &self.module,
+                entry_point: Some(entry),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: &constants,
+                    ..Default::default()
+                },
+                cache: None,
+            })
+    }
+
+    /// Runs the kernel `entry` of the step module once on the batch, compiled for this
+    /// call (the probes of the tests, `probe.rs`).
+    fn run_probe(&self, entry: &str) -> Result<(), GpuError> {
+        let batch = self.batch()?;
+        let contacts = batch.packed.unilateral();
+        self.ctx.checked(|ctx| {
+            let pipeline = self.create_pipeline(contacts, entry);
+            let mut encoder = ctx.device().create_command_encoder(&Default::default());
+            {
+                let mut pass = encoder.begin_compute_pass(&Default::default());
+                pass.set_pipeline(&pipeline);
+                for chunk in &batch.chunks {
+                    pass.set_bind_group(0, &chunk.bind, &[]);
+                    pass.set_bind_group(1, &chunk.writes[0], &[]);
+                    pass.dispatch_workgroups(chunk.groups(), 1, 1);
+                }
+            }
+            ctx.queue().submit([encoder.finish()]);
+        })
+    }
 }
 
-/// The kernels compiled for a packed model (see [`GpuBackend::compile`]).
 fn kernels<'a>(
     pipelines: &'a [Option<Pipelines>; 2],
     packed: &Packed,
@@ -579,6 +597,20 @@ impl GpuBackend {
             .is_some_and(|s| s == state)
     }
 
+    /// Writes the step length `h` into the uniform block (the only member that changes
+    /// between runs).
+    fn set_step(&self, h: f64) -> Result<(), GpuError> {
+        let h32 = h as f32;
+        for chunk in &self.batch()?.chunks {
+            self.ctx.queue().write_buffer(
+                &chunk.uniform,
+                std::mem::offset_of!(Params, h) as u64,
+                bytemuck::bytes_of(&h32),
+            );
+        }
+        Ok(())
+    }
+
     fn batch(&self) -> Result<&Batch, GpuError> {
         self.batch.as_ref().ok_or_else(|| GpuError::Operation {
             reason: "no state on the device: upload one first".into(),
@@ -658,18 +690,14 @@ impl GpuBackend {
                 ),
             });
         }
-        let queue = self.ctx.queue();
-        // Only h changes between calls.
-        let h32 = h as f32;
         for chunk in &batch.chunks {
             let data = step::pack_control(&batch.packed, control, chunk.worlds.clone());
-            queue.write_buffer(&chunk.control, 0, bytemuck::cast_slice(&data));
-            queue.write_buffer(
-                &chunk.uniform,
-                std::mem::offset_of!(Params, h) as u64,
-                bytemuck::bytes_of(&h32),
-            );
+            self.ctx
+                .queue()
+                .write_buffer(&chunk.control, 0, bytemuck::cast_slice(&data));
         }
+        self.set_step(h)?;
+        let batch = self.batch.as_mut().expect("checked above");
         let p = kernels(&self.pipelines, &batch.packed)?;
         let iterations = self.settings.max_iterations;
         let more = batch.continuations;
@@ -728,48 +756,6 @@ impl GpuBackend {
         let batch = self.batch.as_mut().expect("checked above");
         batch.synced = Some(state.clone());
         Ok(())
-    }
-
-    /// The rows the step kernel evaluates at the poses of `state`, per world: the
-    /// model's joint rows, then one coordinate row per drive. For tests of the WGSL
-    /// row math against `axion-constraints`. Replaces the batch's device state.
-    pub fn probe_rows(
-        &mut self,
-        model: &Model,
-        state: &State,
-    ) -> Result<Vec<Vec<RowProbe>>, GpuError> {
-        self.upload(model, state)?;
-        let batch = self.batch()?;
-        let probe = &kernels(&self.pipelines, &batch.packed)?.probe_rows;
-        self.ctx.checked(|ctx| {
-            let mut encoder = ctx.device().create_command_encoder(&Default::default());
-            {
-                let mut pass = encoder.begin_compute_pass(&Default::default());
-                pass.set_pipeline(probe);
-                for chunk in &batch.chunks {
-                    pass.set_bind_group(0, &chunk.bind, &[]);
-                    pass.set_bind_group(1, &chunk.writes[0], &[]);
-                    pass.dispatch_workgroups(chunk.groups(), 1, 1);
-                }
-            }
-            ctx.queue().submit([encoder.finish()]);
-        })?;
-        let p = &batch.packed;
-        let mut rows = Vec::with_capacity(batch.worlds);
-        for chunk in &batch.chunks {
-            let s = chunk.read(&self.ctx, &chunk.scratch, p.scratch_slots())?;
-            let w = chunk.worlds.len();
-            let at = |slot: usize, world: usize| s[slot * w + world];
-            rows.extend((0..w).map(|world| {
-                (0..p.rows)
-                    .map(|i| RowProbe {
-                        value: at(p.slot_res() + i, world),
-                        jacobian: std::array::from_fn(|k| at(p.slot_jac() + 12 * i + k, world)),
-                    })
-                    .collect()
-            }));
-        }
-        Ok(rows)
     }
 
     /// Statistics of the last step run on the device, per world.

@@ -3,7 +3,11 @@
 //! declarations in front of the shaders ([`crate::step::step_source`],
 //! [`crate::narrow::narrow_source`]), which declare none of them themselves. The
 //! kernels' uniform block is checked member by member instead
-//! (`step::Params`).
+//! (`step::Params`), and the scratch layout is written from one table ([`Scratch`],
+//! [`wgsl_scratch`]).
+
+use axion_constraints::contact;
+use axion_constraints::friction::{projection, symmetric};
 
 /// Declares each constant in Rust (of its type) and lists it in [`SHARED`] for WGSL
 /// (`u32`).
@@ -84,8 +88,52 @@ shared! {
     PAIR_U: usize = 8;
     /// Floats per contact pair in `model_f` (`step::push_pair`).
     PAIR_F: usize = 28;
-    /// Scratch floats per contact slot (the `C_*` offsets of `step.wgsl`).
+    // A contact slot in the scratch: active flag, normal n (from b to a), the contact
+    // points relative to the centres of mass in body axes and the thicknesses (p_a,
+    // t_a, p_b, t_b), tangents t1 and t2, μ_g, the cone scaling s (2), lever arms
+    // ρ = R(θ⁻) p of a and b, effective inverse masses (w_n, w_t1, w_t2), the friction
+    // direction e1 (2) of the current iterate; the start-of-step gap g⁻, the approach
+    // velocity, the velocity bias b and whether the normal row is velocity-level.
+    /// Contact slot: 1 when it holds a contact this step.
+    C_ACTIVE: usize = 0;
+    /// Contact slot: the normal $n$ (3).
+    C_N: usize = 1;
+    /// Contact slot: $p_a$ (3).
+    C_PA: usize = 4;
+    /// Contact slot: $t_a$.
+    C_TA: usize = 7;
+    /// Contact slot: $p_b$ (3).
+    C_PB: usize = 8;
+    /// Contact slot: $t_b$.
+    C_TB: usize = 11;
+    /// Contact slot: $t_1$ (3).
+    C_T1: usize = 12;
+    /// Contact slot: $t_2$ (3).
+    C_T2: usize = 15;
+    /// Contact slot: $\mu_g$.
+    C_MU: usize = 18;
+    /// Contact slot: the cone scaling $s$ (2).
+    C_S: usize = 19;
+    /// Contact slot: $\rho_a$ (3).
+    C_RHOA: usize = 21;
+    /// Contact slot: $\rho_b$ (3).
+    C_RHOB: usize = 24;
+    /// Contact slot: $w_n, w_{t1}, w_{t2}$.
+    C_W: usize = 27;
+    /// Contact slot: the friction direction of the current iterate (2).
+    C_E: usize = 30;
+    /// Contact slot: the start-of-step gap $g^-$.
+    C_GAP0: usize = 32;
+    /// Contact slot: the approach velocity.
+    C_APPROACH: usize = 33;
+    /// Contact slot: the velocity bias $b$.
+    C_BIAS: usize = 34;
+    /// Contact slot: 1 when the normal row is velocity-level (restitution).
+    C_BOUNCE: usize = 35;
+    /// Scratch floats per contact slot.
     CONTACT_S: usize = 36;
+    /// Scratch floats per joint-limit slot: active, $w$.
+    LIMIT_S: usize = 2;
     /// Words per joint-limit slot in `model_u`: joint, coordinate, side, 0.
     LIMIT_U: usize = 4;
     /// Floats per joint-limit slot in `model_f`: bound, reference.
@@ -157,19 +205,190 @@ shared! {
     STATS: usize = 35;
 }
 
+/// The f32 constants of the kernels that are the CPU's numbers (axion-constraints),
+/// declared by [`wgsl_constants`] as well.
+const PHYSICS: &[(&str, f64)] = &[
+    ("PERSIST_DISTANCE", contact::PERSIST_DISTANCE),
+    ("PERSIST_COS", contact::PERSIST_COS),
+    ("OPEN_GAP", contact::OPEN_GAP),
+    ("BAUMGARTE", contact::BAUMGARTE),
+    ("STICK_REGULARIZATION", symmetric::STICK_REGULARIZATION),
+    ("KAPPA_MIN", symmetric::KAPPA_MIN),
+    ("SLIP_BAND", projection::SLIP_BAND),
+];
+
+/// What a section of the scratch counts its entries per.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Per {
+    /// Per body.
+    Body,
+    /// Per row (joints, drives, contacts, limits).
+    Row,
+    /// Per drive.
+    Drive,
+    /// Per joint-limit slot.
+    Limit,
+    /// Per contact slot.
+    Slot,
+}
+
+/// Declares [`Scratch`], the first slot of each section of a world's scratch, and
+/// [`SCRATCH`], the table [`wgsl_scratch`] writes `layout_scratch` from.
+macro_rules! scratch {
+    ($($(#[$doc:meta])* $name:ident: $per:ident * $count:expr;)*) => {
+        /// The first slot of each section of one world's scratch (`s_<name>` in the
+        /// kernels), and the slots in all.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub(crate) struct Scratch {
+            $($(#[$doc])* pub $name: usize,)*
+            /// Slots per world.
+            pub total: usize,
+        }
+
+        /// Every section in order: name, entries per counted thing, what it counts.
+        pub(crate) const SCRATCH: &[(&str, usize, Per)] =
+            &[$((stringify!($name), $count, Per::$per)),*];
+
+        impl Scratch {
+            /// The layout for `counts` (bodies, rows, drives, limit slots, contact slots).
+            pub fn new(counts: ScratchCounts) -> Self {
+                let mut at = 0;
+                $(
+                    let $name = at;
+                    at += $count * counts.of(Per::$per);
+                )*
+                Self { $($name,)* total: at }
+            }
+        }
+    };
+}
+
+/// The counts a [`Scratch`] layout depends on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ScratchCounts {
+    pub bodies: usize,
+    pub rows: usize,
+    pub drives: usize,
+    pub limits: usize,
+    pub slots: usize,
+}
+
+impl ScratchCounts {
+    fn of(&self, per: Per) -> usize {
+        match per {
+            Per::Body => self.bodies,
+            Per::Row => self.rows,
+            Per::Drive => self.drives,
+            Per::Limit => self.limits,
+            Per::Slot => self.slots,
+        }
+    }
+}
+
+scratch! {
+    /// Poses of the current iterate (7 per body: position, quaternion x, y, z, w).
+    pose: Body * 7;
+    /// Velocities $u$ of the current iterate.
+    u: Body * 6;
+    /// Velocities of the last accepted iterate (the line search's start).
+    uc: Body * 6;
+    /// The Newton direction $\Delta u$.
+    du: Body * 6;
+    /// The dynamics residual $h_{dyn}$.
+    hd: Body * 6;
+    /// $\tilde M^{-1} h_{dyn}$.
+    dv: Body * 6;
+    /// A temporary of the Schur product ($\tilde M^{-1} J^\top x$).
+    t: Body * 6;
+    /// The inverse angular mass in world axes (3 × 3).
+    minv: Body * 9;
+    /// The geometric stiffness of the angular block (3 × 3).
+    kang: Body * 9;
+    /// Multipliers $\lambda$ of the current iterate.
+    l: Row * 1;
+    /// Multipliers of the last accepted iterate.
+    lc: Row * 1;
+    /// The linear solve's unknown $\Delta\lambda$.
+    x: Row * 1;
+    /// Row Jacobians: parent (linear, angular), child (linear, angular).
+    jac: Row * 12;
+    /// Row residuals.
+    res: Row * 1;
+    /// Row compliances.
+    creg: Row * 1;
+    /// The Jacobi preconditioner.
+    pre: Row * 1;
+    /// The Schur system's right-hand side.
+    rhs: Row * 1;
+    /// The linear solver's vectors ($r, z, p, Ap, Az, y$) and its best $x$.
+    r: Row * 1;
+    z: Row * 1;
+    p: Row * 1;
+    ap: Row * 1;
+    az: Row * 1;
+    y: Row * 1;
+    xb: Row * 1;
+    /// Each drive's coordinate (or rate, for an armature) at the start of the step.
+    dstart: Drive * 1;
+    /// The dynamics residual less the fixed rows' forces.
+    hdf: Body * 6;
+    /// The multiplier each row's Jacobian carries into the dynamics.
+    mu: Row * 1;
+    /// 1 where a row's step is fixed, and that step.
+    fix: Row * 1;
+    fixv: Row * 1;
+    /// The best iterate of a step with contacts: velocities and multipliers.
+    ub: Body * 6;
+    lb: Row * 1;
+    /// Per joint-limit slot: active (1 or 0) and $w = J\tilde M^{-1}J^\top$.
+    lim: Limit * LIMIT_S;
+    /// A fixed row's coupling to the previous row (`couple_to_previous`).
+    cpl: Row * 1;
+    /// The contact slots (`CONTACT_S` floats each, at the `C_*` offsets).
+    con: Slot * CONTACT_S;
+}
+
+/// The WGSL of the scratch layout: a private `s_<name>` per section of [`SCRATCH`] and
+/// `layout_scratch()`, which sets them from the counts in the uniform block.
+pub fn wgsl_scratch() -> String {
+    let mut vars = String::new();
+    let mut body = String::from("fn layout_scratch() {\n    var o = 0u;\n");
+    for (name, count, per) in SCRATCH {
+        let of = match per {
+            Per::Body => "P.bodies",
+            Per::Row => "P.rows",
+            Per::Drive => "P.drives",
+            Per::Limit => "P.limits.x",
+            Per::Slot => "contact_slots()",
+        };
+        vars.push_str(&format!("var<private> s_{name}: u32;\n"));
+        body.push_str(&format!("    s_{name} = o;\n    o += {count}u * {of};\n"));
+    }
+    body.push_str("}\n");
+    vars + &body
+}
+
 /// The longest run the device records the convergence of step by step: the host reads
 /// the run statistics back at least this often.
 pub(crate) const RUN_BLOCK: usize = RUN_FLAG_SLOTS * RUN_FLAG_BITS;
 
+// The contact slot's last offset is its last float.
+const _: () = assert!(C_BOUNCE + 1 == CONTACT_S);
+
 // The bits of a slot are an integer that f32 holds exactly (below 2²⁴).
 const _: () = assert!(RUN_FLAG_BITS <= 24);
 
-/// The WGSL declarations of the shared constants: `const NAME: u32 = valueu;`, one per line.
+/// The WGSL declarations of the shared constants, one per line: `const NAME: u32 =
+/// valueu;` for [`SHARED`], `const NAME: f32 = value;` (rounded to f32) for the CPU's
+/// physical constants.
 pub fn wgsl_constants() -> String {
-    SHARED
+    let integers = SHARED
         .iter()
-        .map(|(name, value)| format!("const {name}: u32 = {value}u;\n"))
-        .collect()
+        .map(|(name, value)| format!("const {name}: u32 = {value}u;\n"));
+    let floats = PHYSICS
+        .iter()
+        .map(|(name, value)| format!("const {name}: f32 = {:e};\n", *value as f32));
+    integers.chain(floats).collect()
 }
 
 #[cfg(test)]
@@ -218,7 +437,9 @@ mod tests {
         let names: HashSet<&str> = SHARED.iter().map(|(n, _)| *n).collect();
         assert_eq!(names.len(), SHARED.len());
         let source = wgsl_constants();
-        assert_eq!(source.lines().count(), SHARED.len());
+        assert_eq!(source.lines().count(), SHARED.len() + PHYSICS.len());
+        assert!(source.contains("const OPEN_GAP: f32 = 1e-6;\n"));
+        assert!(source.contains("const PERSIST_COS: f32 = 9.9e-1;\n"));
         assert!(source.contains("const ST_TRUNCATED: u32 = 23u;\n"));
         assert!(source.contains("const HALF_SPACE: u32 = 4u;\n"));
     }

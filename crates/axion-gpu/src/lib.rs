@@ -35,7 +35,10 @@ pub mod layout;
 pub mod narrow;
 pub mod step;
 
-pub use backend::{GpuBackend, GpuSettings, RowProbe};
+pub use backend::{
+    ContactSlotProbe, Detection, GpuBackend, GpuSettings, LimitProbe, ProbeIterate,
+    RowLinearization, RowProbe,
+};
 pub use context::{AdapterReport, GpuContext};
 pub use error::GpuError;
 

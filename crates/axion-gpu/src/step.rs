@@ -113,7 +113,7 @@ use crate::narrow::{NARROW_WGSL, shape_code};
 
 /// The step kernel's WGSL files of the top-level `shaders/` folder (each needs
 /// [`QUAT_WGSL`], [`NARROW_WGSL`] and the shared constants before it): `step.wgsl`
-/// (uniform block, buffers, scratch layout, residuals, the kernels) and the files that
+/// (uniform block, buffers, scratch accessors, residuals, the kernels) and the files that
 /// mirror `axion-constraints`: joints, drives, contacts with friction, joint limits,
 /// geometric stiffness, and the linear solve.
 pub const STEP_WGSL: [(&str, &str); 7] = [
@@ -144,11 +144,14 @@ pub const STEP_WGSL: [(&str, &str); 7] = [
     ),
 ];
 
-/// The complete step module: the shared constants ([`crate::layout`]), [`QUAT_WGSL`],
+/// The complete step module: the shared constants and the scratch layout
+/// ([`crate::layout`]), [`QUAT_WGSL`],
 /// [`NARROW_WGSL`] (contact detection) and the files of [`STEP_WGSL`], each after a
 /// comment naming it.
 pub fn step_source() -> String {
     let mut source = crate::layout::wgsl_constants();
+    source.push_str("\n// ---- the scratch layout (layout.rs) ----\n");
+    source.push_str(&crate::layout::wgsl_scratch());
     for (name, text) in [("quat.wgsl", QUAT_WGSL), ("narrow.wgsl", NARROW_WGSL)]
         .into_iter()
         .chain(STEP_WGSL)
@@ -157,9 +160,6 @@ pub fn step_source() -> String {
     }
     source
 }
-
-/// Scratch floats per joint-limit slot: active, $w$.
-const LIMIT_S: usize = 2;
 
 /// Loop passes that lavapipe (Mesa's llvmpipe, `LP_MAX_TGSI_LOOP_ITERATIONS`) allows
 /// one kernel invocation, counted over all of its loops together.
@@ -259,16 +259,19 @@ pub(crate) struct Packed {
 }
 
 impl Packed {
-    /// Scratch slots per world (must match `layout_scratch` in `step.wgsl`): per body
-    /// 7 (pose), 8 × 6 (velocities, directions, residuals, temporaries, best iterate)
-    /// and 2 × 9 (inverse angular mass, stiffness); per row 12 (Jacobian) + 19; per
-    /// drive 1; per joint-limit slot [`LIMIT_S`]; per contact slot [`CONTACT_S`].
+    /// The layout of one world's scratch.
+    pub fn scratch(&self) -> Scratch {
+        Scratch::new(ScratchCounts {
+            bodies: self.bodies,
+            rows: self.rows,
+            drives: self.drives,
+            limits: self.limits,
+            slots: self.slots,
+        })
+    }
+    /// Scratch slots per world.
     pub fn scratch_slots(&self) -> usize {
-        (7 + 6 * 8 + 9 * 2) * self.bodies
-            + (12 + 19) * self.rows
-            + self.drives
-            + LIMIT_S * self.limits
-            + CONTACT_S * self.slots
+        self.scratch().total
     }
     /// Linear-solver iterations per dispatch (`linear_iterate` in `step_linear.wgsl`).
     ///
@@ -303,14 +306,6 @@ impl Packed {
     /// are compiled with the `CONTACTS` code.
     pub fn unilateral(&self) -> bool {
         self.pairs > 0 || self.limits > 0
-    }
-    /// First scratch slot of the row Jacobians (12 per row).
-    pub fn slot_jac(&self) -> usize {
-        (7 + 6 * 6 + 9 * 2) * self.bodies + 3 * self.rows
-    }
-    /// First scratch slot of the row residuals (1 per row).
-    pub fn slot_res(&self) -> usize {
-        self.slot_jac() + 12 * self.rows
     }
     /// State slots per world: $q$ (7 per body), $u$ (6 per body), $\lambda$.
     pub fn state_slots(&self) -> usize {
@@ -805,7 +800,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
 
 /// Interleaves per-world slot vectors of the worlds `worlds` (one chunk of a batch):
 /// element `slot` of world `worlds.start + k` at `slot * worlds.len() + k`.
-fn interleave(
+pub(crate) fn interleave(
     worlds: Range<usize>,
     slots: usize,
     mut fill: impl FnMut(usize, &mut Vec<f32>),
