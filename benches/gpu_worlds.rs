@@ -1,6 +1,9 @@
 //! World-steps per second of the GPU backend against the number of worlds (1, 16, 256,
-//! 4096), on the pendulum, a 5-link chain, the 10-box pyramid and the skid-steer robot
-//! driving straight (h = 0.01 s), beside the CPU backend's rate on the same scenes and
+//! 4096), on the pendulum, a 5-link chain, the 10-box pyramid, the skid-steer robot
+//! driving straight and, where the corpus has been fetched (`scripts/fetch-corpus.sh`),
+//! the quadruped `quadruped/spirit40.urdf` dropped limp on flat ground as `axion run`
+//! drops it
+//! (h = 0.01 s), beside the CPU backend's rate on the same scenes and
 //! batch sizes (`CpuBackend::default()`, its blocks of worlds on every core).
 //!
 //! One timed iteration is one step of every world, waited for, and always the step
@@ -26,6 +29,7 @@ use std::time::{Duration, Instant};
 use axion::prelude::*;
 use axion::scenes::{ChainOptions, chain, pendulum, pyramid, skid_steer};
 use axion::{Backend, Control, CpuBackend, GpuBackend, GpuSettings, Model, State, StepReport};
+use axion_cli::{RobotSetup, robot_model};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 const H: f64 = 0.01;
@@ -35,7 +39,7 @@ const H: f64 = 0.01;
 const SIZES: [usize; 4] = [1, 16, 256, 4096];
 
 fn scenes() -> Vec<(&'static str, Model)> {
-    vec![
+    let mut scenes = vec![
         ("pendulum", pendulum().expect("built-in scene")),
         (
             "chain5",
@@ -50,7 +54,16 @@ fn scenes() -> Vec<(&'static str, Model)> {
             "skid_steer",
             skid_steer([4.0, 4.0, 4.0]).expect("built-in scene"),
         ),
-    ]
+    ];
+    let spirit = axion_cli::corpus_root().join("pybullet_data/quadruped/spirit40.urdf");
+    if spirit.is_file() {
+        let (model, _) =
+            robot_model(&spirit, &RobotSetup::default()).expect("the corpus's spirit40");
+        scenes.push(("spirit40", model));
+    } else {
+        eprintln!("spirit40 left out: no robot corpus at {}", spirit.display());
+    }
+    scenes
 }
 
 /// A backend with `worlds` copies of `model` on the device, swung or driven for 0.2 s

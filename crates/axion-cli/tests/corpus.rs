@@ -4,29 +4,13 @@
 //! Without the corpus these tests print why they are skipped and pass, unless
 //! `AXION_CORPUS_REQUIRED=1` (set by `.ci/run`), which makes a missing corpus a failure.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 
 use axion::{BackendChoice, Simulator};
 use axion_cli::{RobotSetup, check_robot, robot_model};
-
-/// The corpus's `pybullet_data/` folder, or `None` (with the reason printed) when it has
-/// not been fetched.
-fn corpus() -> Option<PathBuf> {
-    let data = axion_cli::corpus_root().join("pybullet_data");
-    if data.is_dir() {
-        return Some(data);
-    }
-    let reason = format!(
-        "skipped: no robot corpus at {} (run scripts/fetch-corpus.sh)",
-        data.display()
-    );
-    assert!(
-        std::env::var_os("AXION_CORPUS_REQUIRED").is_none_or(|v| v != "1"),
-        "{reason}, and AXION_CORPUS_REQUIRED=1"
-    );
-    println!("{reason}");
-    None
-}
+use common::corpus;
 
 /// What checking a file gave: the summary line, or the error message; a panic is a
 /// failure of its own.
