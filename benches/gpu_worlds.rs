@@ -160,7 +160,7 @@ fn gpu_paths(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
     for (name, model) in scenes() {
-        if !matches!(name, "pendulum" | "skid_steer") {
+        if !matches!(name, "pendulum" | "skid_steer" | "spirit40") {
             continue;
         }
         for worlds in [1, 256] {

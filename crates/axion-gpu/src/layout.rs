@@ -3,7 +3,7 @@
 //! declarations in front of the shaders ([`crate::step::step_source`],
 //! [`crate::narrow::narrow_source`]), which declare none of them themselves. The
 //! kernels' uniform block is checked member by member instead
-//! (`step::Params`), and the scratch layout is written from one table ([`Scratch`],
+//! (`step::Params`), and the scratch layout is written from one table (`Scratch`,
 //! [`wgsl_scratch`]).
 
 use axion_constraints::contact;
@@ -348,7 +348,7 @@ scratch! {
     con: Slot * CONTACT_S;
 }
 
-/// The WGSL of the scratch layout: a private `s_<name>` per section of [`SCRATCH`] and
+/// The WGSL of the scratch layout: a private `s_<name>` per section of `SCRATCH` and
 /// `layout_scratch()`, which sets them from the counts in the uniform block.
 pub fn wgsl_scratch() -> String {
     let mut vars = String::new();
@@ -379,7 +379,7 @@ const _: () = assert!(C_BOUNCE + 1 == CONTACT_S);
 const _: () = assert!(RUN_FLAG_BITS <= 24);
 
 /// The WGSL declarations of the shared constants, one per line: `const NAME: u32 =
-/// valueu;` for [`SHARED`], `const NAME: f32 = value;` (rounded to f32) for the CPU's
+/// valueu;` for the integers above, `const NAME: f32 = value;` (rounded to f32) for the CPU's
 /// physical constants.
 pub fn wgsl_constants() -> String {
     let integers = SHARED
