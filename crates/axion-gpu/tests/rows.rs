@@ -14,23 +14,18 @@
 
 mod common;
 
+use common::rotation;
+
 use axion_constraints::PositionRow;
 use axion_constraints::drive::{CoordinateKind, coordinate};
 use axion_gpu::GpuSettings;
 use axion_math::{Pose, wrap_angle};
 use axion_model::{BodyDesc, BodyId, DriveDesc, JointDesc, JointType, Model, ModelBuilder, State};
-use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Matrix3, Vector3};
 use proptest::prelude::*;
 
 const EPS: f64 = f32::EPSILON as f64;
 const WORLDS: usize = 16;
-
-fn rotation() -> impl Strategy<Value = UnitQuaternion<f64>> {
-    prop::array::uniform4(-1.0f64..1.0).prop_filter_map("non-zero", |q| {
-        let q = nalgebra::Quaternion::new(q[3], q[0], q[1], q[2]);
-        (q.norm() > 0.1).then(|| UnitQuaternion::new_normalize(q))
-    })
-}
 
 fn pose(range: f64) -> impl Strategy<Value = Pose> {
     (prop::array::uniform3(-range..range), rotation())

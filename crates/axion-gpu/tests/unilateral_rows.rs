@@ -38,6 +38,8 @@
 
 mod common;
 
+use common::rotation;
+
 use axion_constraints::RowJacobian;
 use axion_constraints::contact::{
     BAUMGARTE, ContactPoint, DEFAULT_FB_EPS_SQ, NormalRow, OPEN_GAP, VelocityContact, normal_row,
@@ -70,13 +72,6 @@ fn close(gpu: f32, cpu: f64, tolerance: f64) -> bool {
 
 fn v64(v: &Vector3<f32>) -> Vector3<f64> {
     v.cast()
-}
-
-fn rotation() -> impl Strategy<Value = UnitQuaternion<f64>> {
-    prop::array::uniform4(-1.0f64..1.0).prop_filter_map("non-zero", |q| {
-        let q = nalgebra::Quaternion::new(q[3], q[0], q[1], q[2]);
-        (q.norm() > 0.1).then(|| UnitQuaternion::new_normalize(q))
-    })
 }
 
 fn vector(range: f64) -> impl Strategy<Value = Vector3<f64>> {

@@ -194,3 +194,13 @@ pub fn check_motion(p: &Parity, name: &str) {
     );
     assert_eq!(p.converged, p.steps, "{name}: unconverged steps");
 }
+
+/// A random rotation for the property tests: a quaternion of uniform components in
+/// [−1, 1] (norm at least 0.1), normalised.
+pub fn rotation() -> impl proptest::strategy::Strategy<Value = nalgebra::UnitQuaternion<f64>> {
+    use proptest::prelude::*;
+    prop::array::uniform4(-1.0f64..1.0).prop_filter_map("non-zero", |q| {
+        let q = nalgebra::Quaternion::new(q[3], q[0], q[1], q[2]);
+        (q.norm() > 0.1).then(|| nalgebra::UnitQuaternion::new_normalize(q))
+    })
+}
