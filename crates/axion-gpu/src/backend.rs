@@ -362,6 +362,7 @@ impl GpuBackend {
     }
 }
 
+/// The kernels compiled for a packed model (see [`GpuBackend::compile`]).
 fn kernels<'a>(
     pipelines: &'a [Option<Pipelines>; 2],
     packed: &Packed,
