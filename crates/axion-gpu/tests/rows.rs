@@ -20,8 +20,8 @@ use axion_constraints::PositionRow;
 use axion_constraints::drive::{CoordinateKind, coordinate};
 use axion_gpu::GpuSettings;
 use axion_math::{Pose, wrap_angle};
-use axion_model::{BodyDesc, BodyId, DriveDesc, JointDesc, JointType, Model, ModelBuilder, State};
-use nalgebra::{Isometry3, Matrix3, Vector3};
+use axion_model::{BodyId, DriveDesc, JointDesc, JointType, Model, ModelBuilder, State};
+use nalgebra::{Isometry3, Vector3};
 use proptest::prelude::*;
 
 const EPS: f64 = f32::EPSILON as f64;
@@ -37,13 +37,7 @@ fn pose(range: f64) -> impl Strategy<Value = Pose> {
 /// revolute and prismatic joints carry a position drive.
 fn model(kind: usize, frames: (Pose, Pose), axis: Vector3<f64>) -> Model {
     let mut b = ModelBuilder::new();
-    let inertia = Matrix3::from_diagonal(&Vector3::new(0.3, 0.4, 0.5));
-    let parent = b
-        .add_body(BodyDesc::dynamic("parent").mass(2.0, Vector3::zeros(), inertia))
-        .unwrap();
-    let child = b
-        .add_body(BodyDesc::dynamic("child").mass(1.0, Vector3::zeros(), inertia))
-        .unwrap();
+    let (parent, child) = common::parent_and_child(&mut b);
     let ty = match kind {
         0 => JointType::Revolute { axis },
         1 => JointType::Prismatic { axis },

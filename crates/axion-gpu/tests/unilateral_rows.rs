@@ -55,7 +55,7 @@ use axion_model::{
     Anisotropy, BodyDesc, BodyId, Geometry, JointDesc, JointLimits, JointType, Material, Model,
     ModelBuilder, Shape, ShapeDesc, State,
 };
-use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector2, Vector3};
+use nalgebra::{Isometry3, UnitQuaternion, Vector2, Vector3};
 use proptest::prelude::*;
 
 const EPS: f64 = f32::EPSILON as f64;
@@ -219,13 +219,7 @@ fn model(s: &SceneDraw) -> Model {
                 .unwrap();
         }
         _ => {
-            let inertia = Matrix3::from_diagonal(&Vector3::new(0.3, 0.4, 0.5));
-            let parent = b
-                .add_body(BodyDesc::dynamic("parent").mass(2.0, Vector3::zeros(), inertia))
-                .unwrap();
-            let child = b
-                .add_body(BodyDesc::dynamic("child").mass(1.0, Vector3::zeros(), inertia))
-                .unwrap();
+            let (parent, child) = common::parent_and_child(&mut b);
             let axis = e.normalize();
             let ty = if s.kind == 3 {
                 JointType::Revolute { axis }

@@ -204,3 +204,15 @@ pub fn rotation() -> impl proptest::strategy::Strategy<Value = nalgebra::UnitQua
         (q.norm() > 0.1).then(|| nalgebra::UnitQuaternion::new_normalize(q))
     })
 }
+
+/// Adds the two dynamic bodies of the joint property tests to `b`: "parent" (2 kg) and
+/// "child" (1 kg), both with the inertia diag(0.3, 0.4, 0.5) kg·m² about their centre.
+pub fn parent_and_child(b: &mut axion_model::ModelBuilder) -> (BodyId, BodyId) {
+    use nalgebra::{Matrix3, Vector3};
+    let inertia = Matrix3::from_diagonal(&Vector3::new(0.3, 0.4, 0.5));
+    let body =
+        |name, mass| axion_model::BodyDesc::dynamic(name).mass(mass, Vector3::zeros(), inertia);
+    let parent = b.add_body(body("parent", 2.0)).unwrap();
+    let child = b.add_body(body("child", 1.0)).unwrap();
+    (parent, child)
+}
