@@ -47,6 +47,11 @@ struct Params {
     linear_chunk: u32,
     // Joint-limit slots: count, first word in model_u, first float in model_f, first row.
     limits: vec4<u32>,
+    // GpuSettings::friction_creep (see `friction_rows`).
+    friction_creep: f32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 // Whether the model has contact pairs or joint limits (unilateral rows): a pipeline
@@ -80,7 +85,7 @@ override SLIP_COUPLING: bool = false;
 // crates/axion-gpu/src/layout.rs.
 
 // The contact-slot offsets (C_*), and the CPU's contact and friction constants
-// (PERSIST_DISTANCE, PERSIST_COS, OPEN_GAP, BAUMGARTE, STICK_REGULARIZATION, KAPPA_MIN,
+// (PERSIST_DISTANCE, PERSIST_COS, OPEN_GAP, BAUMGARTE, KAPPA_MIN,
 // SLIP_BAND) come from layout.rs as well.
 
 // Below this ∂φ/∂g a contact's normal force step is fixed (see `evaluate`).

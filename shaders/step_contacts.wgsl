@@ -342,9 +342,13 @@ fn contact_rows(k: u32) -> ContactNorms {
     if sget(c + C_BOUNCE) > 0.5 {
         res_n = unilateral_row(i, dot(n, vrel) + sget(c + C_BIAS), h * w.x, true);
     } else {
-        let surface_a = pa.x + quat_rotate(pa.q, sget3(c + C_PA)) - n * sget(c + C_TA);
-        let surface_b = pb.x + quat_rotate(pb.q, sget3(c + C_PB)) + n * sget(c + C_TB);
-        res_n = unilateral_row(i, dot(n, surface_a - surface_b), h * h * w.x, false);
+        // Surface points' separation, summed as (x_a − x_b) + (lever arms) as the joints'
+        // anchors are (`joint_geo`): rounding that scales with the bodies' distance, not
+        // with their distance from the origin.
+        let arms_a = quat_rotate(pa.q, sget3(c + C_PA)) - n * sget(c + C_TA);
+        let arms_b = quat_rotate(pb.q, sget3(c + C_PB)) + n * sget(c + C_TB);
+        let gap = dot(n, (pa.x - pb.x) + (arms_a - arms_b));
+        res_n = unilateral_row(i, gap, h * h * w.x, false);
     }
     // Friction, decided on the current iterate in scaled variables.
     let t1 = sget3(c + C_T1);
@@ -367,13 +371,14 @@ fn contact_rows(k: u32) -> ContactNorms {
         r_hat = max(r_hat, dot(dir * dir * s2, w.yz));
     }
     let rho_t = 1.0 / (h * r_hat);
-    let y = lam - v * rho_t;
+    let creep = P.friction_creep;
+    let y = lam * (1.0 - creep) - v * rho_t;
     let radius = sget(c + C_MU) * max(lam_n, 0.0);
     let y_norm = length(y);
     var residual: vec2<f32>;
     if radius > 0.0 && y_norm < radius * (1.0 - SLIP_BAND) {
-        // Stick: rows v̂_k + ε λ̂_k with ε = 1e-6/ρ̂, compliance ε/h.
-        let eps = STICK_REGULARIZATION / rho_t;
+        // Stick: rows v̂_k + ε λ̂_k with ε = c/ρ̂ (c the creep), compliance ε/h.
+        let eps = creep / rho_t;
         let e1 = vec2<f32>(1.0, 0.0);
         let e2 = vec2<f32>(0.0, 1.0);
         friction_jacobian(i + 1u, c, e1, lam);
@@ -384,10 +389,10 @@ fn contact_rows(k: u32) -> ContactNorms {
         sset(s_creg + i + 2u, eps / h);
         sset(c + C_E, 1.0);
         sset(c + C_E + 1u, 0.0);
-        residual = s * v;
+        residual = s * (v + eps * lam);
     } else {
         // Slip along ŷ, κ = R/|y|: the force along ŷ is set (Δλ̂_ŷ = R − ŷ·λ̂); one row
-        // across it, e·λ̂/(ρ̂κ) with compliance (1 − κ)/(ρ̂κ h); below KAPPA_MIN the
+        // across it, e·λ̂/(ρ̂κ) with compliance (1 − κ(1 − c))/(ρ̂κ h); below KAPPA_MIN the
         // force across is set to zero as well.
         var dir = vec2<f32>(1.0, 0.0);
         var kappa = 0.0;
@@ -407,7 +412,7 @@ fn contact_rows(k: u32) -> ContactNorms {
         } else {
             let rk = rho_t * kappa;
             sset(s_res + i + 2u, dot(e, lam) / rk);
-            sset(s_creg + i + 2u, max((1.0 - kappa) / rk, 0.0) / h);
+            sset(s_creg + i + 2u, max((1.0 - kappa * (1.0 - creep)) / rk, 0.0) / h);
         }
         sset(c + C_E, dir.x);
         sset(c + C_E + 1u, dir.y);

@@ -3,7 +3,11 @@
 // rows of each joint kind. Part of the step module (see step.rs, `step_source`).
 
 // World quantities of a joint: frames X_wp = q_P X_p, X_wc = q_C X_c, lever arms
-// r_p = p_p − x_P, r_c = p_c − x_C and the anchor separation d = p_c − p_p.
+// r_p = p_p − x_P, r_c = p_c − x_C and the anchor separation d = p_c − p_p, summed as
+// (x_C − x_P) + (r_c − r_p): the body positions' difference is about a link long and
+// exact for nearby bodies, so d's rounding scales with the links, not with how far the
+// joint is from the origin (f32: ε × 5 m is 6e-7 m, several times the position
+// tolerance's share).
 struct Geo {
     fp_q: vec4<f32>,
     fc_q: vec4<f32>,
@@ -19,7 +23,7 @@ fn joint_geo(j: u32) -> Geo {
     let r_c = quat_rotate(pc.q, jf3(j, 7u));
     let fp_q = quat_mul(pp.q, jf4(j, 3u));
     let fc_q = quat_mul(pc.q, jf4(j, 10u));
-    let d = (pc.x + r_c) - (pp.x + r_p);
+    let d = (pc.x - pp.x) + (r_c - r_p);
     return Geo(fp_q, fc_q, r_p, r_c, d);
 }
 

@@ -954,6 +954,7 @@ pub fn gpu_settings(s: &axion::SceneSettings, base: GpuSettings) -> GpuSettings 
         position_tolerance: o.position_tolerance.unwrap_or(base.position_tolerance),
         contact_tolerance: o.contact_tolerance.unwrap_or(base.contact_tolerance),
         contact_margin: o.contact_margin.unwrap_or(base.contact_margin),
+        friction_creep: o.friction_creep.unwrap_or(base.friction_creep),
         ..base
     }
 }
@@ -1227,6 +1228,7 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "velocity_tolerance": g.velocity_tolerance, "position_tolerance": g.position_tolerance,
                 "contact_tolerance": g.contact_tolerance, "contact_margin": g.contact_margin,
                 "max_linear_iterations": g.max_linear_iterations, "linear_tolerance": g.linear_tolerance,
+                "friction_creep": g.friction_creep,
             })
         }
         _ => {

@@ -241,9 +241,9 @@ fn solver_settings_from_the_file_are_used() {
     );
 }
 
-/// The CPU-only solver settings (friction creep, recovery speed and rate) reach the CPU
-/// solver; the GPU refuses a scene that sets them; values that mean nothing are refused
-/// with their name.
+/// The CPU-only solver settings (recovery speed and rate) and the friction creep reach
+/// the CPU solver; the GPU refuses a scene that sets the CPU-only ones and takes the
+/// creep; values that mean nothing are refused with their name.
 #[test]
 fn cpu_only_solver_settings() {
     let body = "[[bodies]]\nname = \"a\"\nshapes = [{ type = \"sphere\", radius = 0.1 }]\n";
@@ -260,8 +260,16 @@ fn cpu_only_solver_settings() {
     assert!(
         refused
             .to_string()
-            .contains("friction_creep, recovery_speed, recovery_rate")
+            .contains("recovery_speed, recovery_rate")
     );
+    let creep = parse_scene(&format!(
+        "[simulation.solver]\nfriction_creep = 1e-3\n{body}"
+    ))
+    .unwrap();
+    match scene_backend(&creep.settings, BackendChoice::Gpu).unwrap() {
+        BackendChoice::GpuWith(g) => assert_eq!(g.friction_creep, 1e-3),
+        other => panic!("{other:?}"),
+    }
     for (field, value) in [
         ("friction_creep", "-1e-6"),
         ("recovery_speed", "0.0"),

@@ -251,28 +251,30 @@ proptest! {
         prop_assert!((fd - analytic).norm() <= 1e-6 * scale, "fd {fd} vs analytic {analytic}");
     }
 
-    /// The symmetric variant is the semismooth step with the ∂R/∂λ_n coupling dropped:
-    /// any Δu with the slip row's Δλ̂_e and the prescribed force step along ŷ satisfies
-    /// the linearised projection equations h_f + ∂h/∂u Δu + ∂h/∂λ_t Δλ_t = 0 exactly.
-    /// A stick decision gives rows whose only departure from the stick equations
-    /// J_t Δu = −v_t is the regularisation ε_t = 1e-6/ρ.
+    /// The symmetric variant is the semismooth step with the ∂R/∂λ_n coupling dropped,
+    /// for any creep c (zero included): any Δu with the slip row's Δλ̂_e and the
+    /// prescribed force step along ŷ satisfies the linearised projection equations
+    /// h_f + ∂h/∂u Δu + ∂h/∂λ_t Δλ_t = 0 exactly. A stick decision gives the
+    /// projection's stick rows divided by ρ: residual v̂ + ε_t λ̂, compliance ε_t/h,
+    /// with ε_t = c/ρ.
     #[test]
     fn symmetric_variant_solves_the_semismooth_equations(
         cone in cone(), lam in vec2(30.0), lambda_n in 0.1f64..50.0,
         pa in pose(1.0), pb in pose(1.0), n in axis(), la in vec3(1.0),
         ua in twist6(2.0), ub in twist6(2.0), du_a in twist6(1.0), du_b in twist6(1.0), h in 1e-3f64..0.1,
+        creep in prop_oneof![Just(0.0), 1e-8f64..1e-2],
     ) {
         let c = axion_constraints::contact::ContactPoint::new(n.vector(), la, Vector3::zeros(), 0.0, 0.0).unwrap();
         let frame = TangentFrame::new(&n.vector(), None);
         let jt = [c.jacobian_along(&pa, &pb, &frame.t1), c.jacobian_along(&pa, &pb, &frame.t2)];
         let wt = Vector2::new(0.7, 1.3);
         let v = Vector2::new(jt[0].dot(&ua, &ub), jt[1].dot(&ua, &ub));
-        let eval = projection::evaluate(&cone, &lam, lambda_n, &v, &wt, h);
+        let eval = projection::evaluate_with_creep(&cone, &lam, lambda_n, &v, &wt, h, creep);
         let rows = projection::rows(&eval, &jt);
         let linearised = |dlam: &Vector2<f64>| {
             eval.residual + Vector2::new(rows.jacobian[0].dot(&du_a, &du_b), rows.jacobian[1].dot(&du_a, &du_b)) + rows.d_lambda_t * dlam
         };
-        match symmetric::linearize(&cone, &lam, lambda_n, &v, &wt, &jt, h) {
+        match symmetric::linearize(&cone, &lam, lambda_n, &v, &wt, &jt, h, creep) {
             SymmetricFriction::Slip { fixed_step, across } => {
                 let mut dlam = fixed_step;
                 if let Some(row) = across {
@@ -288,7 +290,7 @@ proptest! {
             SymmetricFriction::Stick(rows) => {
                 prop_assert_eq!(eval.state, SlipState::Stick);
                 for (i, r) in rows.iter().enumerate() {
-                    let eps = symmetric::STICK_REGULARIZATION / eval.rho;
+                    let eps = creep / eval.rho;
                     let scaled_v = cone.scaling().velocity_to_scaled(&v)[i];
                     prop_assert!((r.row.residual - (scaled_v + eps * r.multiplier)).abs() <= 1e-12 * (1.0 + r.row.residual.abs()));
                     prop_assert!((r.row.compliance * h - eps).abs() <= 1e-15 * (1.0 + eps));

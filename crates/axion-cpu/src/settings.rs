@@ -70,8 +70,8 @@ pub struct SolverSettings {
     pub threads: usize,
 }
 
-/// Default [`SolverSettings::friction_creep`].
-pub const FRICTION_CREEP: f64 = 1e-6;
+/// Default [`SolverSettings::friction_creep`] (and the GPU backend's).
+pub use axion_constraints::friction::projection::FRICTION_CREEP;
 
 impl Default for SolverSettings {
     fn default() -> Self {

@@ -65,6 +65,15 @@ pub struct GpuSettings {
     /// the stack of 10 boxes converged in 2/100 steps with it, a figure since traced to
     /// lavapipe's loop budget.
     pub slip_coupling: bool,
+    /// Creep $c$ of sticking friction (dimensionless, `≥ 0`), as the CPU's
+    /// `SolverSettings::friction_creep`: a sticking contact slips at
+    /// $c\thinspace\lambda_t/\rho$, $c$ times the velocity change its friction force
+    /// causes in one step, which makes the forces of redundant sticking contacts unique.
+    /// Default: the CPU's, `axion_constraints::friction::projection::FRICTION_CREEP`
+    /// (1e-6). Larger values were measured on lavapipe (docs/gpu.md, "Corpus robots on
+    /// the device") and did not help: vision60's drop converged 20–25 of 50 steps with
+    /// 1e-5 to 1e-2 against 47 with 1e-6.
+    pub friction_creep: f64,
     /// Most worlds per chunk. A batch is split into the fewest chunks this and the
     /// adapter allow, of equal size (within one world), each with its own buffers and
     /// dispatches; `None` makes the chunks as large as the adapter binds (lavapipe
@@ -88,6 +97,7 @@ impl Default for GpuSettings {
             contact_tolerance: 1e-4,
             geometric_stiffness: true,
             slip_coupling: true,
+            friction_creep: axion_constraints::friction::projection::FRICTION_CREEP,
             max_chunk_worlds: None,
         }
     }
@@ -488,6 +498,10 @@ impl GpuBackend {
                 packed.limit_base_f as u32,
                 packed.limit_row0() as u32,
             ],
+            friction_creep: s.friction_creep as f32,
+            pad0: 0,
+            pad1: 0,
+            pad2: 0,
         };
         let (layout, dispatch_layout) = (&self.layout, &self.dispatch_layout);
         // One triple per Newton iteration and one per continuation of each.

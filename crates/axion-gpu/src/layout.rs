@@ -212,7 +212,6 @@ const PHYSICS: &[(&str, f64)] = &[
     ("PERSIST_COS", contact::PERSIST_COS),
     ("OPEN_GAP", contact::OPEN_GAP),
     ("BAUMGARTE", contact::BAUMGARTE),
-    ("STICK_REGULARIZATION", symmetric::STICK_REGULARIZATION),
     ("KAPPA_MIN", symmetric::KAPPA_MIN),
     ("SLIP_BAND", projection::SLIP_BAND),
 ];

@@ -226,6 +226,12 @@ params! {
     /// Joint-limit slots: count, first word in `model_u`, first float in `model_f`,
     /// first row.
     limits: [u32; 4],
+    /// [`GpuSettings::friction_creep`](crate::GpuSettings::friction_creep).
+    friction_creep: f32,
+    /// Padding to the uniform block's 16-byte multiple.
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 /// A model packed for the kernel.

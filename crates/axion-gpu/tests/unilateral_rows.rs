@@ -136,6 +136,8 @@ struct SceneDraw {
     /// The range's bounds: lower, and its width (rad or m).
     range: (f64, f64),
     slip_coupling: bool,
+    /// `GpuSettings::friction_creep`.
+    creep: f64,
 }
 
 fn scene_draw() -> impl Strategy<Value = SceneDraw> {
@@ -151,17 +153,21 @@ fn scene_draw() -> impl Strategy<Value = SceneDraw> {
         prop::sample::select(vec![0.002, 0.01, 0.05]),
         (-3.0f64..2.0, 0.2f64..3.0),
         any::<bool>(),
+        prop::sample::select(vec![0.0, 1e-6, 1e-3, 1e-2]),
     )
         .prop_map(
-            |(kind, friction, anisotropy, restitution, sizes, h, range, slip_coupling)| SceneDraw {
-                kind,
-                friction,
-                anisotropy,
-                restitution,
-                sizes,
-                h,
-                range,
-                slip_coupling,
+            |(kind, friction, anisotropy, restitution, sizes, h, range, slip_coupling, creep)| {
+                SceneDraw {
+                    kind,
+                    friction,
+                    anisotropy,
+                    restitution,
+                    sizes,
+                    h,
+                    range,
+                    slip_coupling,
+                    creep,
+                }
             },
         )
 }
@@ -642,10 +648,10 @@ fn check_contact(
     let lambda_t = Vector2::new(lambda[1], lambda[2]);
     let v_t = Vector2::new(jt[0].dot(&ua, &ub), jt[1].dot(&ua, &ub));
     let w_t = Vector2::new(w_k.y, w_k.z);
-    let eval = projection::evaluate(&cone, &lambda_t, lambda_n, &v_t, &w_t, h);
+    let eval = projection::evaluate_with_creep(&cone, &lambda_t, lambda_n, &v_t, &w_t, h, s.creep);
     let lam = sc.force_to_scaled(&lambda_t);
     let v = sc.velocity_to_scaled(&v_t);
-    let y = lam - v * eval.rho;
+    let y = lam * (1.0 - s.creep) - v * eval.rho;
     let radius = sc.mu * lambda_n.max(0.0);
     let y_size = lam.norm() + eval.rho * v.norm() + radius;
     let s_max = sc.s.max();
@@ -657,7 +663,7 @@ fn check_contact(
     }
     let scaled_j = |e: &Vector2<f64>| jt[0] * (e.x * sc.s.x) + jt[1] * (e.y * sc.s.y);
     let v_error = K * EPS * s_max * (speed(&ua) + speed(&ub));
-    match symmetric::linearize(&cone, &lambda_t, lambda_n, &v_t, &w_t, &jt, h) {
+    match symmetric::linearize(&cone, &lambda_t, lambda_n, &v_t, &w_t, &jt, h, s.creep) {
         SymmetricFriction::Stick(stick) => {
             counts.stick += 1;
             for (i, e) in stick.iter().enumerate() {
@@ -941,7 +947,7 @@ proptest! {
         for (w, d) in draws.iter().enumerate() {
             place(&model, &scene, d, &mut state, w);
         }
-        let settings = GpuSettings { slip_coupling: scene.slip_coupling, ..Default::default() };
+        let settings = GpuSettings { slip_coupling: scene.slip_coupling, friction_creep: scene.creep, ..Default::default() };
         let mut gpu = common::backend(&model, WORLDS, settings).unwrap();
         let detection = gpu.probe_detect(&model, &state, scene.h).unwrap();
         let slots = detection[0].contacts.len();
@@ -984,6 +990,6 @@ proptest! {
                 check_limits(&model, &scene, &state, w, &detection[w], &it.velocities, &it.multipliers[3 * slots..], &rows[w][3 * slots..], &mut counts)?;
             }
         }
-        println!("scene {} h={} restitution={} anisotropic={} coupling={}: {:?}", scene.kind, scene.h, scene.restitution, scene.anisotropy.is_some(), scene.slip_coupling, counts);
+        println!("scene {} h={} restitution={} anisotropic={} coupling={} creep={}: {:?}", scene.kind, scene.h, scene.restitution, scene.anisotropy.is_some(), scene.slip_coupling, scene.creep, counts);
     }
 }

@@ -97,7 +97,8 @@ pub struct SolverOverrides {
     pub contact_tolerance: Option<f64>,
     /// Speculative contact margin (m).
     pub contact_margin: Option<f64>,
-    /// Creep of sticking friction (CPU only, dimensionless).
+    /// Creep of sticking friction (dimensionless; both backends, each with its own
+    /// default).
     pub friction_creep: Option<f64>,
     /// Most speed at which a distance violated at the start of a step is removed (CPU
     /// only, m/s).
@@ -107,11 +108,10 @@ pub struct SolverOverrides {
 }
 
 impl SolverOverrides {
-    /// The CPU-only settings the file gives (`friction_creep`, `recovery_speed`,
-    /// `recovery_rate`): the GPU backend has none of them.
+    /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`): the GPU
+    /// backend has neither.
     pub fn cpu_only(&self) -> Vec<&'static str> {
         [
-            ("friction_creep", self.friction_creep),
             ("recovery_speed", self.recovery_speed),
             ("recovery_rate", self.recovery_rate),
         ]

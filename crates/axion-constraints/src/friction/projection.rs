@@ -35,6 +35,10 @@
 
 use nalgebra::{Matrix2, Vector2};
 
+/// The default creep of both backends (`SolverSettings::friction_creep`,
+/// `GpuSettings::friction_creep`).
+pub const FRICTION_CREEP: f64 = 1e-6;
+
 use super::FrictionCone;
 use crate::row::RowJacobian;
 

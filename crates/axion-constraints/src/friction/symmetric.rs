@@ -4,14 +4,20 @@
 //! The stick/slip decision is the projection residual's, on the current iterate. In
 //! scaled variables (see [`super`]):
 //!
+//! The decision and the rows are those of the projection with creep $c$
+//! ([`evaluate_with_creep`](super::projection::evaluate_with_creep)): trial force
+//! $y = (1 - c)\hat\lambda - \hat\rho\hat v$.
+//!
 //! * **Stick**: two rows $J_{t_i}\Delta u + \varepsilon_t\Delta\hat\lambda_i = -(\hat v_i + \varepsilon_t\hat\lambda_i)$,
-//!   $\varepsilon_t = 10^{-6}/\hat\rho$ — a matrix regularisation that keeps redundant
-//!   stick rows (four corners of a box) solvable.
+//!   $\varepsilon_t = c/\hat\rho$ — the creep, which also keeps redundant stick rows
+//!   (four corners of a box) solvable.
 //! * **Slip** along $\hat y$ with $\kappa = R/|y|$: the force along $\hat y$ is set,
 //!   $\Delta\hat\lambda_{\hat y} = R - \hat y\cdot\hat\lambda$, and one row remains across
 //!   it, along $e \perp \hat y$:
-//!   $$(e^\top \hat J_t)\Delta u + c\thinspace \Delta\hat\lambda_e = -\frac{e\cdot\hat\lambda}{\hat\rho\kappa},\qquad
-//!   c = \frac{1-\kappa}{\hat\rho\kappa} \ge 0.$$
+//!   $$(e^\top \hat J_t)\Delta u + C\thinspace \Delta\hat\lambda_e = -\frac{e\cdot\hat\lambda}{\hat\rho\kappa},\qquad
+//!   C = \frac{1-\kappa(1 - c)}{\hat\rho\kappa} \ge 0$$
+//!   ($e^\top$ of the semismooth step, whose $\partial h_f/\partial\lambda_t$ is
+//!   $I - \kappa(1 - c)P$, divided by $\hat\rho\kappa$).
 //!   This is the semismooth step projected on $e$ with only the $\partial R/\partial\lambda_n$
 //!   coupling dropped (lagged one iterate). If $\kappa < 10^{-9}$ the force across is
 //!   set to zero too. The lag can diverge where the friction forces shift the normal
@@ -26,11 +32,8 @@
 use nalgebra::Vector2;
 
 use super::FrictionCone;
-use super::projection::{SlipState, evaluate};
+use super::projection::{SlipState, evaluate_with_creep};
 use crate::row::{Row, RowJacobian};
-
-/// Relative stick regularisation $\varepsilon_t\hat\rho$.
-pub const STICK_REGULARIZATION: f64 = 1e-6;
 
 /// Below this $\kappa$ a slipping contact has no row across the slip.
 pub const KAPPA_MIN: f64 = 1e-9;
@@ -61,7 +64,8 @@ pub enum SymmetricFriction {
     },
 }
 
-/// Builds the symmetric linearisation at the current iterate.
+/// Builds the symmetric linearisation at the current iterate, with creep `creep`
+/// (dimensionless, `≥ 0`; see the module's documentation).
 #[allow(clippy::too_many_arguments)]
 pub fn linearize(
     cone: &FrictionCone,
@@ -71,8 +75,9 @@ pub fn linearize(
     w_t: &Vector2<f64>,
     tangent_jacobians: &[RowJacobian; 2],
     h: f64,
+    creep: f64,
 ) -> SymmetricFriction {
-    let eval = evaluate(cone, lambda_t, lambda_n, v_t, w_t, h);
+    let eval = evaluate_with_creep(cone, lambda_t, lambda_n, v_t, w_t, h, creep);
     let sc = cone.scaling();
     let lam = sc.force_to_scaled(lambda_t);
     let v = sc.velocity_to_scaled(v_t);
@@ -80,7 +85,7 @@ pub fn linearize(
     let scaled_jacobian = |e: &Vector2<f64>| j1 * (e.x * sc.s.x) + j2 * (e.y * sc.s.y);
     match eval.state {
         SlipState::Stick => {
-            let eps = STICK_REGULARIZATION / eval.rho;
+            let eps = creep / eval.rho;
             SymmetricFriction::Stick([0, 1].map(|i| {
                 let e = Vector2::ith(i, 1.0);
                 ScaledRow {
@@ -117,7 +122,7 @@ pub fn linearize(
                     row: Row {
                         residual: e.dot(&lam) / rk,
                         jacobian: scaled_jacobian(&e),
-                        compliance: ((1.0 - kappa) / rk).max(0.0) / h,
+                        compliance: ((1.0 - kappa * (1.0 - creep)) / rk).max(0.0) / h,
                     },
                     force_direction: sc.force_from_scaled(&e),
                     multiplier: e.dot(&lam),
