@@ -5,7 +5,7 @@
 //! scaled variables (see [`super`]):
 //!
 //! The decision and the rows are those of the projection with creep $c$
-//! ([`evaluate_with_creep`](super::projection::evaluate_with_creep)): trial force
+//! ([`evaluate_with_creep`]): trial force
 //! $y = (1 - c)\hat\lambda - \hat\rho\hat v$.
 //!
 //! * **Stick**: two rows $J_{t_i}\Delta u + \varepsilon_t\Delta\hat\lambda_i = -(\hat v_i + \varepsilon_t\hat\lambda_i)$,
