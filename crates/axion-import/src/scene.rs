@@ -97,8 +97,7 @@ pub struct SolverOverrides {
     pub contact_tolerance: Option<f64>,
     /// Speculative contact margin (m).
     pub contact_margin: Option<f64>,
-    /// Creep of sticking friction (dimensionless; both backends, each with its own
-    /// default).
+    /// Creep of sticking friction (dimensionless; both backends).
     pub friction_creep: Option<f64>,
     /// Most speed at which a distance violated at the start of a step is removed (CPU
     /// only, m/s).

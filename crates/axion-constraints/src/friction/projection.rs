@@ -35,12 +35,12 @@
 
 use nalgebra::{Matrix2, Vector2};
 
+use super::FrictionCone;
+use crate::row::RowJacobian;
+
 /// The default creep of both backends (`SolverSettings::friction_creep`,
 /// `GpuSettings::friction_creep`).
 pub const FRICTION_CREEP: f64 = 1e-6;
-
-use super::FrictionCone;
-use crate::row::RowJacobian;
 
 /// Relative width of the band below the cone boundary treated as slipping.
 pub const SLIP_BAND: f64 = 1e-6;

@@ -1,12 +1,9 @@
 //! A symmetric positive definite linearisation of the [projection](super::projection)
 //! friction law, for matrix-free Krylov solvers (the GPU backend).
 //!
-//! The stick/slip decision is the projection residual's, on the current iterate. In
-//! scaled variables (see [`super`]):
-//!
-//! The decision and the rows are those of the projection with creep $c$
-//! ([`evaluate_with_creep`]): trial force
-//! $y = (1 - c)\hat\lambda - \hat\rho\hat v$.
+//! The stick/slip decision is the projection residual's, on the current iterate, with
+//! creep $c$ ([`evaluate_with_creep`]): trial force $y = (1 - c)\hat\lambda - \hat\rho\hat v$.
+//! In scaled variables (see [`super`]):
 //!
 //! * **Stick**: two rows $J_{t_i}\Delta u + \varepsilon_t\Delta\hat\lambda_i = -(\hat v_i + \varepsilon_t\hat\lambda_i)$,
 //!   $\varepsilon_t = c/\hat\rho$ — the creep, which also keeps redundant stick rows
