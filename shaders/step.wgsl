@@ -47,7 +47,7 @@ struct Params {
     linear_chunk: u32,
     // Joint-limit slots: count, first word in model_u, first float in model_f, first row.
     limits: vec4<u32>,
-    // GpuSettings::friction_creep (see `friction_rows`).
+    // GpuSettings::friction_creep (see `contact_rows`).
     friction_creep: f32,
     pad0: u32,
     pad1: u32,

@@ -6,8 +6,8 @@
 // r_p = p_p − x_P, r_c = p_c − x_C and the anchor separation d = p_c − p_p, summed as
 // (x_C − x_P) + (r_c − r_p): the body positions' difference is about a link long and
 // exact for nearby bodies, so d's rounding scales with the links, not with how far the
-// joint is from the origin (f32: ε × 5 m is 6e-7 m, several times the position
-// tolerance's share).
+// joint is from the origin (f32 rounds a position 2.5 m out to 3e-7 m, a seventh of the
+// default position tolerance).
 struct Geo {
     fp_q: vec4<f32>,
     fc_q: vec4<f32>,
