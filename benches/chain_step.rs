@@ -1,5 +1,6 @@
 //! One backward-Euler step (h = 0.01 s) of the hanging chain of canonical scene 3
-//! (docs/canonical-scenes.md) with 10, 100 and 1000 links, single thread. Every timed
+//! (docs/canonical-scenes.md) with 10, 50, 100 and 1000 links, single thread, solved
+//! along the chain's tree (the default) and by the sparse LU (`tree_solve = false`). Every timed
 //! step starts from the same swinging state (after 50 steps), so the chain never comes to
 //! rest during timing. Before timing, prints the Newton iterations per step over 100
 //! steps of the motion.
@@ -12,24 +13,31 @@ use axion::prelude::*;
 use axion::scenes::{ChainOptions, chain};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
-fn simulator(links: usize) -> Simulator {
+fn simulator(links: usize, tree_solve: bool) -> Simulator {
     let model = chain(ChainOptions {
         links,
         ..Default::default()
     })
     .expect("built-in scene");
-    Simulator::new(model, 1, 0.01, BackendChoice::Cpu).expect("valid simulator")
+    let settings = SolverSettings {
+        tree_solve,
+        ..Default::default()
+    };
+    Simulator::new(model, 1, 0.01, BackendChoice::CpuWith(settings)).expect("valid simulator")
 }
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("chain_step");
-    for links in [10, 100, 1000] {
-        let mut sim = simulator(links);
+    for (links, (solve, tree_solve)) in [10, 50, 100, 1000]
+        .into_iter()
+        .flat_map(|n| [(n, ("tree", true)), (n, ("sparse LU", false))])
+    {
+        let mut sim = simulator(links, tree_solve);
         sim.run(50).expect("step");
         let swinging = sim.state().clone();
         let summary = sim.run(100).expect("step");
         eprintln!(
-            "chain of {links}: {:.2} Newton iterations per step (max {}), {}/{} converged, {:.0} steps/s over 100 steps",
+            "chain of {links}, {solve}: {:.2} Newton iterations per step (max {}), {}/{} converged, {:.0} steps/s over 100 steps",
             summary.mean_iterations,
             summary.max_iterations,
             summary.converged_steps,
@@ -39,7 +47,7 @@ fn bench(c: &mut Criterion) {
         if links >= 1000 {
             group.sample_size(10);
         }
-        group.bench_with_input(BenchmarkId::from_parameter(links), &links, |b, _| {
+        group.bench_with_input(BenchmarkId::new(solve, links), &links, |b, _| {
             b.iter(|| {
                 *sim.state_mut() = swinging.clone();
                 black_box(sim.step().expect("step").worlds[0].iterations)

@@ -1,8 +1,11 @@
-//! Four ways to solve a Newton iteration of a chain, timed on the same Jacobians:
+//! Five ways to solve a Newton iteration of a chain, timed on the same Jacobians:
 //!
+//! * `tree`: block elimination along the chain, each body with the rows joining it to
+//!   its parent, then iterative refinement — what `axion-cpu` does on a tree
+//!   (`axion_cpu::tree`);
 //! * `reduced_lu`: the joint rows eliminated onto the bodies' velocities, the body
 //!   system M̃ − h²K + h Jᵀ D⁻¹ J (D the rows' diagonal) by sparse LU, with iterative
-//!   refinement — what `axion-cpu` does (`axion_cpu::reduced`);
+//!   refinement — what `axion-cpu` does on graphs with loops (`axion_cpu::reduced`);
 //! * `kkt_lu`: the full system [[M̃ − h²K, −hJᵀ], [J, hC]] with the geometric stiffness
 //!   K by sparse LU — what `axion-cpu` did before;
 //! * `kkt_ldlt`: that system symmetrised (the symmetric part of K, −hJ below the
@@ -251,18 +254,20 @@ fn bench(c: &mut Criterion) {
             .iter()
             .map(|&(x, y, _)| (x, y))
             .collect();
-        let mut rlu = ReducedLu::new(nb, &row_groups, &cross);
-        group.bench_with_input(BenchmarkId::new("reduced_lu", links), &links, |b, _| {
-            b.iter(|| {
-                let (a, systems) = reduced(&p, &row_groups);
-                let b_u = vec![1.0; 6 * nb];
-                let b_g = vec![Vector6::repeat(1.0); row_groups.len()];
-                let (du, _) = rlu
-                    .solve(&a, &row_groups, &systems, &b_u, &b_g)
-                    .expect("non-singular");
-                black_box(du[0])
-            })
-        });
+        for (name, along_tree) in [("tree", true), ("reduced_lu", false)] {
+            let mut rlu = ReducedLu::new(nb, &row_groups, &cross, along_tree);
+            group.bench_with_input(BenchmarkId::new(name, links), &links, |b, _| {
+                b.iter(|| {
+                    let (a, systems) = reduced(&p, &row_groups);
+                    let b_u = vec![1.0; 6 * nb];
+                    let b_g = vec![Vector6::repeat(1.0); row_groups.len()];
+                    let (du, _) = rlu
+                        .solve(&a, &row_groups, &systems, &b_u, &b_g)
+                        .expect("non-singular");
+                    black_box(du[0])
+                })
+            });
+        }
 
         kkt(&p, &mut entries);
         let pattern: Vec<Pair<usize, usize>> = entries

@@ -3,8 +3,9 @@
 //! sample is the whole 2-s run `axion run ROBOT --duration 2` makes (a URDF robot
 //! dropped limp from 1 mm above flat ground, an MJCF model as written on its own
 //! floor; the skid-steer turning at wheel speeds 2, 6, 4 rad/s), from the same initial
-//! state each time; criterion's throughput is steps per second. Before timing, prints
-//! each run's Newton iterations per step and converged share.
+//! state each time; criterion's throughput is steps per second. Each is solved along
+//! the robot's tree (the default) and by the sparse LU (`tree_solve = false`). Before
+//! timing, prints each run's Newton iterations per step and converged share.
 //!
 //! Without the corpus the robots are skipped with the reason printed (the skid-steer
 //! still runs). `scripts/mujoco_drop.py --steps 0.002,0.01` times MuJoCo on the same files.
@@ -63,19 +64,27 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("robot_drop");
     group.sample_size(10);
     group.throughput(Throughput::Elements(steps as u64));
-    for (name, model) in models {
-        let mut sim = Simulator::new(model, 1, H, BackendChoice::Cpu).expect("valid simulator");
+    for ((name, model), (solve, tree_solve)) in models
+        .into_iter()
+        .flat_map(|m| [(m.clone(), ("tree", true)), (m, ("sparse LU", false))])
+    {
+        let settings = SolverSettings {
+            tree_solve,
+            ..Default::default()
+        };
+        let mut sim =
+            Simulator::new(model, 1, H, BackendChoice::CpuWith(settings)).expect("valid simulator");
         let start = sim.state().clone();
         let summary = sim.run(steps).expect("step");
         eprintln!(
-            "{name}: {} steps of {H} s, {:.2} Newton iterations per step (max {}), {:.1} % converged, {:.0} µs per step",
+            "{name}, {solve}: {} steps of {H} s, {:.2} Newton iterations per step (max {}), {:.1} % converged, {:.0} µs per step",
             summary.steps,
             summary.mean_iterations,
             summary.max_iterations,
             100.0 * summary.converged_steps as f64 / summary.steps as f64,
             1e6 * summary.wall.as_secs_f64() / summary.steps as f64
         );
-        group.bench_with_input(BenchmarkId::new("2s", &name), &steps, |b, &n| {
+        group.bench_with_input(BenchmarkId::new(solve, &name), &steps, |b, &n| {
             b.iter(|| {
                 *sim.state_mut() = start.clone();
                 black_box(sim.run(n).expect("step").converged_steps)

@@ -13,6 +13,7 @@ pub mod newton;
 pub mod reduced;
 pub mod settings;
 pub mod sparse;
+pub mod tree;
 
 use std::collections::HashMap;
 

@@ -768,6 +768,18 @@ impl<'a> WorldSolver<'a> {
     fn group_systems(&self, e: &Eval) -> Vec<GroupSystem> {
         let inp = &self.input;
         let (model, layout, h) = (inp.model, inp.layout, inp.h);
+        // Per dynamic body, 1/m and R I⁻¹ Rᵀ at q⁺, for every row's w_i.
+        let inverse: Vec<(f64, Matrix3<f64>)> = layout
+            .dyn_bodies
+            .iter()
+            .map(|&b| {
+                let mass = &model.bodies()[b].mass;
+                (
+                    mass.inv_mass(),
+                    mass.world_inv_inertia(&e.poses[b].rotation),
+                )
+            })
+            .collect();
         let mut systems: Vec<GroupSystem> = self
             .groups
             .iter()
@@ -786,12 +798,9 @@ impl<'a> WorldSolver<'a> {
                     {
                         if let Some(k) = layout.dynamic(body) {
                             s.set_row(i, slot, jac, &(force * h));
-                            let b = layout.dyn_bodies[k];
-                            w += jac.dot(
-                                &model.bodies()[b]
-                                    .mass
-                                    .inverse_apply(&e.poses[b].rotation, jac),
-                            );
+                            let (inv_mass, inv_inertia) = &inverse[k];
+                            let a = angular(jac);
+                            w += inv_mass * linear(jac).norm_squared() + a.dot(&(inv_inertia * a));
                         }
                     }
                     s.diagonal[(i, i)] = h * row.compliance + inp.settings.regularization * h * w;
@@ -819,7 +828,7 @@ impl<'a> WorldSolver<'a> {
         let nd = self.input.layout.dyn_bodies.len();
         let lu = slot.get_or_insert_with(|| {
             let cross: Vec<(usize, usize)> = a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
-            ReducedLu::new(nd, &self.groups, &cross)
+            ReducedLu::new(nd, &self.groups, &cross, self.input.settings.tree_solve)
         });
         let systems = self.group_systems(e);
         let b_u: Vec<f64> = e

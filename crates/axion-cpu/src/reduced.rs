@@ -29,6 +29,7 @@ use faer::sparse::Pair;
 use nalgebra::{Matrix6, SMatrix, Vector6, linalg::LU};
 
 use crate::sparse::{SolveFailure, SparseLu};
+use crate::tree::Tree;
 
 /// Most steps of iterative refinement per solve ([`ReducedLu::solve`]).
 pub const MAX_REFINEMENTS: usize = 4;
@@ -132,22 +133,57 @@ impl BodyMatrix {
     }
 }
 
-/// The body system's block pattern and its sparse LU; reused while the groups' bodies
-/// stay the same.
-pub struct ReducedLu {
+/// A group's row block eliminated onto its bodies: the LU of $D_g$ and
+/// $X_g = D_g^{-1}G_g$.
+struct Eliminated {
+    lu: LU<f64, nalgebra::U6, nalgebra::U6>,
+    x: GroupJacobian,
+}
+
+impl Eliminated {
+    /// Eliminates group `s`; also returns its update $hF_g^\top X_g$ of the body blocks
+    /// (6 × 6 blocks per pair of slots).
+    fn new(s: &GroupSystem) -> Result<(Self, SMatrix<f64, 12, 12>), SolveFailure> {
+        let lu = s.diagonal.lu();
+        let x = lu.solve(&s.jacobian).ok_or(SolveFailure::Singular)?;
+        let update = s.force.transpose() * x;
+        Ok((Self { lu, x }, update))
+    }
+
+    /// First half of a solve: $y_g = D_g^{-1}b_g$, and $hF_g^\top y_g$ added to the
+    /// bodies' right-hand side `du`.
+    fn forward(
+        &self,
+        s: &GroupSystem,
+        g: &RowGroup,
+        b: &Vector6<f64>,
+        du: &mut [f64],
+    ) -> Result<Vector6<f64>, SolveFailure> {
+        let y = self.lu.solve(b).ok_or(SolveFailure::Singular)?;
+        add_slots(du, g.bodies, &(s.force.transpose() * y));
+        Ok(y)
+    }
+
+    /// Second half, once $\Delta u$ is known: $\Delta\lambda_g = y_g - X_g\Delta u$.
+    fn back(&self, y: &Vector6<f64>, g: &RowGroup, du: &[f64]) -> Vector6<f64> {
+        y - self.x * slots(du, g.bodies)
+    }
+}
+
+/// The body system's block pattern and its sparse LU.
+struct SparseBodies {
     lu: SparseLu,
     /// (row body, column body) of every stored block, in value order; the bodies'
     /// diagonal blocks first.
     blocks: Vec<(usize, usize)>,
     /// Per group, the stored block of each (slot, slot) pair.
     group_blocks: Vec<[[Option<usize>; 2]; 2]>,
-    /// The stored block of each cross coupling (in the order given to [`Self::new`]).
+    /// The stored block of each cross coupling (in the order given to [`ReducedLu::new`]).
     cross_blocks: Vec<usize>,
 }
 
-impl ReducedLu {
-    /// The pattern for `nd` dynamic bodies, these groups and these body couplings.
-    pub fn new(nd: usize, groups: &[RowGroup], cross: &[(usize, usize)]) -> Self {
+impl SparseBodies {
+    fn new(nd: usize, groups: &[RowGroup], cross: &[(usize, usize)]) -> Self {
         let mut blocks: Vec<(usize, usize)> = (0..nd).map(|k| (k, k)).collect();
         let mut index: HashMap<(usize, usize), usize> =
             blocks.iter().enumerate().map(|(i, &b)| (b, i)).collect();
@@ -183,12 +219,45 @@ impl ReducedLu {
             cross_blocks,
         }
     }
+}
+
+/// How the body system is factorized: along the bodies' forest, or by sparse LU.
+enum Structure {
+    Tree(Tree),
+    Sparse(Box<SparseBodies>),
+}
+
+/// The Newton system's factorization for one row pattern, reused while the groups'
+/// bodies stay the same: along the tree ([`crate::tree`]) where the bodies form a
+/// forest, else every group eliminated onto the bodies and the body system factorized
+/// by sparse LU (see the module doc).
+pub struct ReducedLu {
+    structure: Structure,
+}
+
+impl ReducedLu {
+    /// The factorization for `nd` dynamic bodies, these groups and these body
+    /// couplings; along the tree if `along_tree` and the bodies form a forest.
+    pub fn new(nd: usize, groups: &[RowGroup], cross: &[(usize, usize)], along_tree: bool) -> Self {
+        let tree = along_tree.then(|| Tree::new(nd, groups, cross)).flatten();
+        Self {
+            structure: match tree {
+                Some(t) => Structure::Tree(t),
+                None => Structure::Sparse(Box::new(SparseBodies::new(nd, groups, cross))),
+            },
+        }
+    }
+
+    /// Whether the system is solved along the bodies' tree.
+    pub fn along_tree(&self) -> bool {
+        matches!(self.structure, Structure::Tree(_))
+    }
 
     /// Solves the Newton system: returns $\Delta u$ and, per group, $\Delta\lambda_g$
     /// (its first `len` entries are the group's rows). `b_g` holds each group's
     /// right-hand side (zero on unused rows).
     ///
-    /// Iterative refinement follows the reduced solve: the residual of the unreduced
+    /// Iterative refinement follows the solve: the residual of the unreduced
     /// system at the solution is solved for with the same factors and added, while it
     /// at least halves and is above the rounding of the right-hand side (at most
     /// [`MAX_REFINEMENTS`] times). The penalty-like blocks of hard rows are about
@@ -205,79 +274,135 @@ impl ReducedLu {
         b_u: &[f64],
         b_g: &[Vector6<f64>],
     ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
-        let mut values = vec![Matrix6::zeros(); self.blocks.len()];
-        values[..a.diagonal.len()].copy_from_slice(&a.diagonal);
-        for (&k, (_, _, m)) in self.cross_blocks.iter().zip(&a.cross) {
-            values[k] += m;
-        }
-        // Per group: the LU of D_g, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
-        let mut eliminated: Vec<(LU<f64, nalgebra::U6, nalgebra::U6>, GroupJacobian)> =
-            Vec::with_capacity(systems.len());
-        for (s, blocks) in systems.iter().zip(&self.group_blocks) {
-            let lu = s.diagonal.lu();
-            let x = lu.solve(&s.jacobian).ok_or(SolveFailure::Singular)?;
-            let update = s.force.transpose() * x;
-            for (i, row) in blocks.iter().enumerate() {
-                for (j, k) in row.iter().enumerate() {
-                    if let Some(k) = k {
-                        values[*k] += update.fixed_view::<6, 6>(6 * i, 6 * j);
+        let system = Unreduced { a, groups, systems };
+        match &mut self.structure {
+            Structure::Tree(tree) => {
+                let mut diagonal = a.diagonal.clone();
+                let mut local = Vec::with_capacity(tree.local_groups().len());
+                for &g in tree.local_groups() {
+                    let (e, update) = Eliminated::new(&systems[g])?;
+                    for (i, bi) in groups[g].bodies.iter().enumerate() {
+                        for (j, bj) in groups[g].bodies.iter().enumerate() {
+                            if let (Some(bi), Some(_)) = (bi, bj) {
+                                diagonal[*bi] += update.fixed_view::<6, 6>(6 * i, 6 * j);
+                            }
+                        }
                     }
+                    local.push(e);
                 }
+                let factors = tree.factorize(diagonal, a, groups, systems)?;
+                let locals = tree.local_groups();
+                system.refine(b_u, b_g, |b_u, b_g| {
+                    let mut r_u = b_u.to_vec();
+                    let mut ys = Vec::with_capacity(locals.len());
+                    for (&g, e) in locals.iter().zip(&local) {
+                        ys.push(e.forward(&systems[g], &groups[g], &b_g[g], &mut r_u)?);
+                    }
+                    let mut dl = vec![Vector6::zeros(); groups.len()];
+                    let r_u = (0..r_u.len() / 6).map(|k| block(&r_u, k)).collect();
+                    let du: Vec<f64> = factors
+                        .solve(r_u, groups, b_g, &mut dl)?
+                        .iter()
+                        .flat_map(|v| v.iter().copied())
+                        .collect();
+                    for ((&g, e), y) in locals.iter().zip(&local).zip(&ys) {
+                        dl[g] = e.back(y, &groups[g], &du);
+                    }
+                    Ok((du, dl))
+                })
             }
-            eliminated.push((lu, x));
+            Structure::Sparse(sparse) => {
+                let mut values = vec![Matrix6::zeros(); sparse.blocks.len()];
+                values[..a.diagonal.len()].copy_from_slice(&a.diagonal);
+                for (&k, (_, _, m)) in sparse.cross_blocks.iter().zip(&a.cross) {
+                    values[k] += m;
+                }
+                // Per group: the LU of D_g, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
+                let mut eliminated = Vec::with_capacity(systems.len());
+                for (s, blocks) in systems.iter().zip(&sparse.group_blocks) {
+                    let (e, update) = Eliminated::new(s)?;
+                    for (i, row) in blocks.iter().enumerate() {
+                        for (j, k) in row.iter().enumerate() {
+                            if let Some(k) = k {
+                                values[*k] += update.fixed_view::<6, 6>(6 * i, 6 * j);
+                            }
+                        }
+                    }
+                    eliminated.push(e);
+                }
+                let flat: Vec<f64> = values.iter().flat_map(|m| m.iter().copied()).collect();
+                sparse.lu.with_factors(&flat, |solve_bodies| {
+                    // Δλ_g = D_g⁻¹ b_g − X_g Δu after (A + Σ hF_gᵀX_g) Δu = b_u + Σ hF_gᵀ D_g⁻¹ b_g.
+                    system.refine(b_u, b_g, |b_u, b_g| {
+                        let mut du = b_u.to_vec();
+                        let mut y = Vec::with_capacity(b_g.len());
+                        for (((g, s), e), b) in groups.iter().zip(systems).zip(&eliminated).zip(b_g)
+                        {
+                            y.push(e.forward(s, g, b, &mut du)?);
+                        }
+                        solve_bodies(&mut du)?;
+                        let dl = y
+                            .iter()
+                            .zip(&eliminated)
+                            .zip(groups)
+                            .map(|((yg, e), g)| e.back(yg, g, &du))
+                            .collect::<Vec<_>>();
+                        Ok((du, dl))
+                    })
+                })
+            }
         }
-        let flat: Vec<f64> = values.iter().flat_map(|m| m.iter().copied()).collect();
-        self.lu.with_factors(&flat, |solve_bodies| {
-            // Δλ_g = D_g⁻¹ b_g − X_g Δu after (A + Σ hF_gᵀX_g) Δu = b_u + Σ hF_gᵀ D_g⁻¹ b_g.
-            let mut reduced = |b_u: &[f64], b_g: &[Vector6<f64>]| {
-                let mut du = b_u.to_vec();
-                let mut y = Vec::with_capacity(b_g.len());
-                for ((g, s), ((lu, _), b)) in
-                    groups.iter().zip(systems).zip(eliminated.iter().zip(b_g))
-                {
-                    let yg = lu.solve(b).ok_or(SolveFailure::Singular)?;
-                    add_slots(&mut du, g.bodies, &(s.force.transpose() * yg));
-                    y.push(yg);
-                }
-                solve_bodies(&mut du)?;
-                let dl = y
-                    .iter()
-                    .zip(&eliminated)
-                    .zip(groups)
-                    .map(|((yg, (_, x)), g)| yg - x * slots(&du, g.bodies))
-                    .collect::<Vec<_>>();
-                Ok((du, dl))
-            };
-            let (mut du, mut dl) = reduced(b_u, b_g)?;
-            let size = |u: &[f64], g: &[Vector6<f64>]| {
-                g.iter()
-                    .map(|v| v.amax())
-                    .chain(u.iter().map(|x| x.abs()))
-                    .fold(0.0f64, f64::max)
-            };
-            let scale = size(b_u, b_g);
-            let mut previous = f64::INFINITY;
-            for _ in 0..MAX_REFINEMENTS {
-                // Residual of the unreduced system: r_u = b_u − A Δu + Σ hF_gᵀ Δλ_g,
-                // r_g = b_g − G_g Δu − D_g Δλ_g.
-                let mut r_u = b_u.to_vec();
-                a.subtract_product(&du, &mut r_u);
-                let mut r_g = Vec::with_capacity(groups.len());
-                for ((g, s), (dlg, b)) in groups.iter().zip(systems).zip(dl.iter().zip(b_g)) {
-                    add_slots(&mut r_u, g.bodies, &(s.force.transpose() * dlg));
-                    r_g.push(b - s.jacobian * slots(&du, g.bodies) - s.diagonal * dlg);
-                }
-                let r = size(&r_u, &r_g);
-                if r <= f64::EPSILON * scale || r > 0.5 * previous {
-                    break;
-                }
-                previous = r;
-                let (cu, cl) = reduced(&r_u, &r_g)?;
-                du.iter_mut().zip(&cu).for_each(|(d, c)| *d += c);
-                dl.iter_mut().zip(&cl).for_each(|(d, c)| *d += c);
+    }
+}
+
+/// The unreduced Newton system, for the residuals of iterative refinement.
+struct Unreduced<'a> {
+    a: &'a BodyMatrix,
+    groups: &'a [RowGroup],
+    systems: &'a [GroupSystem],
+}
+
+impl Unreduced<'_> {
+    /// `solve` (one solve with the factors) followed by iterative refinement on this
+    /// system ([`ReducedLu::solve`]).
+    fn refine(
+        &self,
+        b_u: &[f64],
+        b_g: &[Vector6<f64>],
+        mut solve: impl FnMut(
+            &[f64],
+            &[Vector6<f64>],
+        ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure>,
+    ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
+        let (mut du, mut dl) = solve(b_u, b_g)?;
+        let size = |u: &[f64], g: &[Vector6<f64>]| {
+            g.iter()
+                .map(|v| v.amax())
+                .chain(u.iter().map(|x| x.abs()))
+                .fold(0.0f64, f64::max)
+        };
+        let scale = size(b_u, b_g);
+        let mut previous = f64::INFINITY;
+        for _ in 0..MAX_REFINEMENTS {
+            // Residual of the unreduced system: r_u = b_u − A Δu + Σ hF_gᵀ Δλ_g,
+            // r_g = b_g − G_g Δu − D_g Δλ_g.
+            let mut r_u = b_u.to_vec();
+            self.a.subtract_product(&du, &mut r_u);
+            let mut r_g = Vec::with_capacity(self.groups.len());
+            for ((g, s), (dlg, b)) in self.groups.iter().zip(self.systems).zip(dl.iter().zip(b_g)) {
+                add_slots(&mut r_u, g.bodies, &(s.force.transpose() * dlg));
+                r_g.push(b - s.jacobian * slots(&du, g.bodies) - s.diagonal * dlg);
             }
-            Ok((du, dl))
-        })
+            let r = size(&r_u, &r_g);
+            if r <= f64::EPSILON * scale || r > 0.5 * previous {
+                break;
+            }
+            previous = r;
+            let (cu, cl) = solve(&r_u, &r_g)?;
+            du.iter_mut().zip(&cu).for_each(|(d, c)| *d += c);
+            dl.iter_mut().zip(&cl).for_each(|(d, c)| *d += c);
+        }
+        Ok((du, dl))
     }
 }
 

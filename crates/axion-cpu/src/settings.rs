@@ -62,6 +62,11 @@ pub struct SolverSettings {
     /// step (same bodies, points within 5 mm): fewer Newton iterations on resting
     /// contacts (measured in docs/benchmarks.md).
     pub contact_persistence: bool,
+    /// Solve each Newton system along the bodies' tree (`axion_cpu::tree`) when the
+    /// rows joining dynamic bodies form a forest (a robot without self-collision on
+    /// static ground), instead of by sparse LU: the same direction in linear time.
+    /// `false` always uses the sparse LU (for comparison; docs/benchmarks.md).
+    pub tree_solve: bool,
     /// Blocks of worlds stepped in parallel (on rayon's thread pool, one thread per
     /// core unless `RAYON_NUM_THREADS` says otherwise): 0 (the default) makes one block
     /// per available core, 1 steps every world on the calling thread; never more blocks
@@ -89,6 +94,7 @@ impl Default for SolverSettings {
             recovery_speed: 0.5,
             recovery_rate: 2.0,
             contact_persistence: true,
+            tree_solve: true,
             threads: 0,
         }
     }
