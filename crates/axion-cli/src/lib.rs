@@ -1242,7 +1242,7 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "contact_tolerance": c.contact_tolerance, "contact_margin": c.contact_margin,
                 "contact_persistence": c.contact_persistence, "threads": c.threads,
                 "friction_creep": c.friction_creep, "recovery_speed": c.recovery_speed,
-                "recovery_rate": c.recovery_rate,
+                "recovery_rate": c.recovery_rate, "tree_solve": c.tree_solve,
             })
         }
     }

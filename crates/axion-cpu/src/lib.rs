@@ -1,9 +1,11 @@
 //! # axion-cpu
 //!
 //! The reference backend of axion-rs: every world's step is one implicit non-smooth
-//! system solved by Newton's method in f64: the Newton system's rows are eliminated
-//! onto the bodies' velocities ([`reduced`]) and that matrix is factorized by faer's
-//! sparse LU (symbolic analysis reused while the row pattern is unchanged).
+//! system solved by Newton's method in f64. Where the bodies form a tree (a robot
+//! on static ground) its linear system is solved by block elimination along the tree,
+//! each body with the rows joining it to its parent ([`tree`]); otherwise the rows are
+//! eliminated onto the bodies' velocities ([`reduced`]) and that matrix is factorized
+//! by faer's sparse LU (symbolic analysis reused while the row pattern is unchanged).
 //! Contacts are found once per step at the start-of-step poses (`axion-collision`)
 //! and enter as position-level Fischer–Burmeister rows with exact Coulomb friction
 //! (projection residual, semismooth Newton). See [`newton`] for the equations and

@@ -22,6 +22,10 @@
 //! joint) $D_g$ is that tiny regularisation and $h F_g^\top D_g^{-1} G_g$ a stiff
 //! penalty-like block: its rounding is removed by iterative refinement on
 //! the unreduced system ([`ReducedLu::solve`]).
+//!
+//! Where the groups joining two dynamic bodies link them into a forest,
+//! [`crate::tree`] keeps those groups' rows as unknowns and eliminates along the
+//! tree instead; only the groups on one body are reduced as above.
 
 use std::collections::HashMap;
 

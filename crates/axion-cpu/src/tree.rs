@@ -33,7 +33,10 @@
 //! with a loop (a closed chain, contacts between the links of one robot, a pile of
 //! bodies) is left to the sparse LU.
 
-use nalgebra::{DMatrix, DVector, Matrix6, Vector6, linalg::LU};
+use nalgebra::allocator::Allocator;
+use nalgebra::{
+    DefaultAllocator, DimMin, Dyn, Matrix6, OMatrix, OVector, U6, U12, Vector6, linalg::LU,
+};
 
 use crate::reduced::{BodyMatrix, GroupSystem, RowGroup};
 use crate::sparse::SolveFailure;
@@ -190,39 +193,16 @@ impl Tree {
     ) -> Result<TreeFactors<'_>, SolveFailure> {
         let mut blocks = Vec::with_capacity(self.links.len());
         for l in &self.links {
-            let n = 6 + l.rows;
-            let mut k = DMatrix::zeros(n, n);
-            let mut up = DMatrix::zeros(n, 6);
-            let mut down = DMatrix::zeros(6, n);
-            k.fixed_view_mut::<6, 6>(0, 0).copy_from(&diagonal[l.body]);
-            for &c in &l.cross_up {
-                let mut v = up.fixed_view_mut::<6, 6>(0, 0);
-                v += &a.cross[c].2;
-            }
-            for &c in &l.cross_down {
-                let mut v = down.fixed_view_mut::<6, 6>(0, 0);
-                v += &a.cross[c].2;
-            }
-            let mut r = 6;
-            for &(g, slot) in &l.groups {
-                let (s, len) = (&systems[g], groups[g].len);
-                let other = 6 * (1 - slot);
-                k.view_mut((0, r), (6, len))
-                    .copy_from(&-s.force.view((0, 6 * slot), (len, 6)).transpose());
-                k.view_mut((r, 0), (len, 6))
-                    .copy_from(&s.jacobian.view((0, 6 * slot), (len, 6)));
-                k.view_mut((r, r), (len, len))
-                    .copy_from(&s.diagonal.view((0, 0), (len, len)));
-                up.view_mut((r, 0), (len, 6))
-                    .copy_from(&s.jacobian.view((0, other), (len, 6)));
-                down.view_mut((0, r), (6, len))
-                    .copy_from(&-s.force.view((0, other), (len, 6)).transpose());
-                r += len;
-            }
-            let lu = k.lu();
-            let x = lu.solve(&up).ok_or(SolveFailure::Singular)?;
-            diagonal[l.parent] -= &down * &x;
-            blocks.push(Block { lu, x, down });
+            let inputs = (&diagonal[l.body], a, groups, systems);
+            let (block, update) = if 6 + l.rows <= SMALL {
+                let (b, u) = LinkBlock::new(U12, l, inputs)?;
+                (Block::Small(b), u)
+            } else {
+                let (b, u) = LinkBlock::new(Dyn(6 + l.rows), l, inputs)?;
+                (Block::Large(b), u)
+            };
+            diagonal[l.parent] -= update;
+            blocks.push(block);
         }
         let roots = self
             .roots
@@ -237,11 +217,127 @@ impl Tree {
     }
 }
 
-/// One link's factorized block: the LU of $K_b$, $X_b = K_b^{-1}C_{bp}$ and $C_{pb}$.
-struct Block {
-    lu: LU<f64, nalgebra::Dyn, nalgebra::Dyn>,
-    x: DMatrix<f64>,
-    down: DMatrix<f64>,
+/// Most unknowns of a link block held in fixed-size matrices (a body and up to six
+/// rows: a joint with its drive or range); larger blocks are heap-allocated. A smaller
+/// block is padded with identity rows (unknowns that stay zero).
+const SMALL: usize = 12;
+
+/// A body, the groups joining it to its parent and what [`LinkBlock::new`] reads:
+/// the body's diagonal block and the Newton system's blocks.
+type LinkInputs<'a> = (
+    &'a Matrix6<f64>,
+    &'a BodyMatrix,
+    &'a [RowGroup],
+    &'a [GroupSystem],
+);
+
+/// One link's factorized block: the LU of $K_b$, $X_b = K_b^{-1}C_{bp}$ and $C_{pb}$,
+/// of dimension `D` ([`SMALL`] on the stack, or dynamic).
+struct LinkBlock<D: DimMin<D, Output = D>>
+where
+    DefaultAllocator: Allocator<D, D> + Allocator<D, U6> + Allocator<U6, D> + Allocator<D>,
+{
+    lu: LU<f64, D, D>,
+    x: OMatrix<f64, D, U6>,
+    down: OMatrix<f64, U6, D>,
+}
+
+impl<D: DimMin<D, Output = D>> LinkBlock<D>
+where
+    DefaultAllocator: Allocator<D, D> + Allocator<D, U6> + Allocator<U6, D> + Allocator<D>,
+{
+    /// Factorizes link `l`'s block of dimension `n` (at least 6 + its rows); also
+    /// returns $C_{pb}K_b^{-1}C_{bp}$, to subtract from the parent's block.
+    fn new(
+        n: D,
+        l: &Link,
+        (diagonal, a, groups, systems): LinkInputs,
+    ) -> Result<(Self, Matrix6<f64>), SolveFailure> {
+        let mut k = OMatrix::<f64, D, D>::identity_generic(n, n);
+        let mut up = OMatrix::<f64, D, U6>::zeros_generic(n, U6);
+        let mut down = OMatrix::<f64, U6, D>::zeros_generic(U6, n);
+        k.fixed_view_mut::<6, 6>(0, 0).copy_from(diagonal);
+        for &c in &l.cross_up {
+            let mut v = up.fixed_view_mut::<6, 6>(0, 0);
+            v += &a.cross[c].2;
+        }
+        for &c in &l.cross_down {
+            let mut v = down.fixed_view_mut::<6, 6>(0, 0);
+            v += &a.cross[c].2;
+        }
+        let mut r = 6;
+        for &(g, slot) in &l.groups {
+            let (s, len) = (&systems[g], groups[g].len);
+            let other = 6 * (1 - slot);
+            k.view_mut((0, r), (6, len))
+                .copy_from(&-s.force.view((0, 6 * slot), (len, 6)).transpose());
+            k.view_mut((r, 0), (len, 6))
+                .copy_from(&s.jacobian.view((0, 6 * slot), (len, 6)));
+            k.view_mut((r, r), (len, len))
+                .copy_from(&s.diagonal.view((0, 0), (len, len)));
+            up.view_mut((r, 0), (len, 6))
+                .copy_from(&s.jacobian.view((0, other), (len, 6)));
+            down.view_mut((0, r), (6, len))
+                .copy_from(&-s.force.view((0, other), (len, 6)).transpose());
+            r += len;
+        }
+        let lu = k.lu();
+        let x = lu.solve(&up).ok_or(SolveFailure::Singular)?;
+        let update = &down * &x;
+        Ok((Self { lu, x, down }, update))
+    }
+
+    /// Forward pass: `y` holds $r_b$ and becomes $K_b^{-1}r_b$; returns $C_{pb}y_b$.
+    fn forward(&self, y: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
+        let (n, _) = self.x.shape_generic();
+        let mut v = OVector::<f64, D>::from_column_slice_generic(n, nalgebra::U1, y);
+        if !self.lu.solve_mut(&mut v) {
+            return Err(SolveFailure::Singular);
+        }
+        y.copy_from_slice(v.as_slice());
+        Ok(&self.down * v)
+    }
+
+    /// Backward pass: $x_b = y_b - X_b\Delta u_p$, in place.
+    fn back(&self, y: &mut [f64], du_parent: &Vector6<f64>) {
+        for (y, d) in y.iter_mut().zip((&self.x * du_parent).iter()) {
+            *y -= d;
+        }
+    }
+}
+
+/// A link's block, fixed-size or dynamic.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the fixed-size blocks are the common case and live inline in one Vec"
+)]
+enum Block {
+    Small(LinkBlock<U12>),
+    Large(LinkBlock<Dyn>),
+}
+
+impl Block {
+    fn forward(&self, y: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
+        match self {
+            Block::Small(b) => b.forward(y),
+            Block::Large(b) => b.forward(y),
+        }
+    }
+
+    fn back(&self, y: &mut [f64], du_parent: &Vector6<f64>) {
+        match self {
+            Block::Small(b) => b.back(y, du_parent),
+            Block::Large(b) => b.back(y, du_parent),
+        }
+    }
+
+    /// Its unknowns, padding included.
+    fn size(&self) -> usize {
+        match self {
+            Block::Small(_) => SMALL,
+            Block::Large(b) => b.x.nrows(),
+        }
+    }
 }
 
 /// The factors of one Newton matrix along its tree.
@@ -263,33 +359,38 @@ impl TreeFactors<'_> {
         b_g: &[Vector6<f64>],
         dl: &mut [Vector6<f64>],
     ) -> Result<Vec<Vector6<f64>>, SolveFailure> {
-        let mut ys = Vec::with_capacity(self.blocks.len());
-        for (l, b) in self.tree.links.iter().zip(&self.blocks) {
-            let mut r = DVector::zeros(6 + l.rows);
-            r.fixed_rows_mut::<6>(0).copy_from(&r_u[l.body]);
-            let mut i = 6;
+        // Each link's r_b, then y_b, then x_b, one after the other.
+        let mut offsets = Vec::with_capacity(self.blocks.len() + 1);
+        offsets.push(0);
+        for b in &self.blocks {
+            offsets.push(offsets[offsets.len() - 1] + b.size());
+        }
+        let mut ys = vec![0.0; offsets[self.blocks.len()]];
+        for (i, (l, b)) in self.tree.links.iter().zip(&self.blocks).enumerate() {
+            let y = &mut ys[offsets[i]..offsets[i + 1]];
+            y[..6].copy_from_slice(r_u[l.body].as_slice());
+            let mut at = 6;
             for &(g, _) in &l.groups {
                 let len = groups[g].len;
-                r.rows_mut(i, len).copy_from(&b_g[g].rows(0, len));
-                i += len;
+                y[at..at + len].copy_from_slice(&b_g[g].as_slice()[..len]);
+                at += len;
             }
-            let y = b.lu.solve(&r).ok_or(SolveFailure::Singular)?;
-            r_u[l.parent] -= Vector6::from_iterator((&b.down * &y).iter().copied());
-            ys.push(y);
+            r_u[l.parent] -= b.forward(y)?;
         }
         let mut du = r_u;
         for (&r, lu) in self.tree.roots.iter().zip(&self.roots) {
             du[r] = lu.solve(&du[r]).ok_or(SolveFailure::Singular)?;
         }
-        for ((l, b), y) in self.tree.links.iter().zip(&self.blocks).zip(&ys).rev() {
-            let x = y - &b.x * du[l.parent];
-            du[l.body] = x.fixed_rows::<6>(0).into_owned();
-            let mut i = 6;
+        for (i, (l, b)) in self.tree.links.iter().zip(&self.blocks).enumerate().rev() {
+            let x = &mut ys[offsets[i]..offsets[i + 1]];
+            b.back(x, &du[l.parent]);
+            du[l.body] = Vector6::from_column_slice(&x[..6]);
+            let mut at = 6;
             for &(g, _) in &l.groups {
                 let len = groups[g].len;
                 dl[g] = Vector6::zeros();
-                dl[g].rows_mut(0, len).copy_from(&x.rows(i, len));
-                i += len;
+                dl[g].as_mut_slice()[..len].copy_from_slice(&x[at..at + len]);
+                at += len;
             }
         }
         Ok(du)

@@ -2,7 +2,8 @@
 //! LU of the whole (unreduced) system and against the sparse LU of the reduced one.
 //!
 //! Random forests of bodies: each child joined to its parent by one or two row groups
-//! (at most six rows: a joint, its drive and range), some with non-symmetric stiffness
+//! (at most six rows: a joint, its drive and range) and sometimes up to three soft rows
+//! more (more than the fixed-size link blocks hold), some with non-symmetric stiffness
 //! couplings between the two bodies, some bodies pressed by one-body groups (contacts
 //! with the ground, three rows each, up to four: redundant like a box's corners); hard
 //! rows with the Newton matrix's tiny diagonal $10^{-10}hw$, soft rows with a
@@ -163,6 +164,12 @@ fn scene(nd: usize, seed: u64, loop_edge: bool, hard_contacts: bool) -> Scene {
         add_group(bodies, (&basis, &lever, 0), split, true, &mut n);
         if split < total {
             add_group(bodies, (&basis, &lever, split), total - split, true, &mut n);
+        }
+        // Sometimes soft rows besides (drives on the joint's directions): more than six
+        // rows on one link, past the fixed-size blocks.
+        if n.unit() < 0.3 {
+            let extra = 1 + n.below(3);
+            add_group(bodies, (&basis, &lever, 0), extra, false, &mut n);
         }
         if n.unit() < 0.6 {
             cross.push((c, p, n.matrix6(0.05 * masses[c].min(masses[p]))));
