@@ -1,9 +1,10 @@
 //! One backward-Euler step (h = 0.01 s) of the hanging chain of canonical scene 3
-//! (docs/canonical-scenes.md) with 10, 50, 100 and 1000 links, single thread, solved
-//! along the chain's tree (the default) and by the sparse LU (`tree_solve = false`). Every timed
-//! step starts from the same swinging state (after 50 steps), so the chain never comes to
-//! rest during timing. Before timing, prints the Newton iterations per step over 100
-//! steps of the motion.
+//! (docs/canonical-scenes.md) with 10, 50, 100 and 1000 links, single thread: solved
+//! along the chain's tree (the default), by the sparse LU (`tree_solve = false`), and
+//! with velocity-level hinges (Baumgarte factor 0.2, `ChainOptions::baumgarte`) along
+//! the tree. Every timed step starts from the same swinging state (after 50 steps), so
+//! the chain never comes to rest during timing. Before timing, prints the Newton
+//! iterations per step and the largest joint error over 100 steps of the motion.
 //!
 //! `cargo bench --bench chain_step`
 
@@ -13,9 +14,17 @@ use axion::prelude::*;
 use axion::scenes::{ChainOptions, chain};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
-fn simulator(links: usize, tree_solve: bool) -> Simulator {
+/// The variants timed: name, `tree_solve`, Baumgarte factor of velocity-level hinges.
+const VARIANTS: [(&str, bool, Option<f64>); 3] = [
+    ("tree", true, None),
+    ("sparse LU", false, None),
+    ("velocity level", true, Some(0.2)),
+];
+
+fn simulator(links: usize, tree_solve: bool, baumgarte: Option<f64>) -> Simulator {
     let model = chain(ChainOptions {
         links,
+        baumgarte,
         ..Default::default()
     })
     .expect("built-in scene");
@@ -28,16 +37,21 @@ fn simulator(links: usize, tree_solve: bool) -> Simulator {
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("chain_step");
-    for (links, (solve, tree_solve)) in [10, 50, 100, 1000]
+    for (links, (solve, tree_solve, baumgarte)) in [10, 50, 100, 1000]
         .into_iter()
-        .flat_map(|n| [(n, ("tree", true)), (n, ("sparse LU", false))])
+        .flat_map(|n| VARIANTS.map(|v| (n, v)))
     {
-        let mut sim = simulator(links, tree_solve);
+        let mut sim = simulator(links, tree_solve, baumgarte);
         sim.run(50).expect("step");
         let swinging = sim.state().clone();
-        let summary = sim.run(100).expect("step");
+        let mut joint_error: f64 = 0.0;
+        let summary = sim
+            .run_with(100, |s| {
+                joint_error = joint_error.max(s.joint_errors(0).position);
+            })
+            .expect("step");
         eprintln!(
-            "chain of {links}, {solve}: {:.2} Newton iterations per step (max {}), {}/{} converged, {:.0} steps/s over 100 steps",
+            "chain of {links}, {solve}: {:.2} Newton iterations per step (max {}), {}/{} converged, joint error up to {joint_error:.1e} m, {:.0} steps/s over 100 steps",
             summary.mean_iterations,
             summary.max_iterations,
             summary.converged_steps,

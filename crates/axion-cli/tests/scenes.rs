@@ -438,6 +438,10 @@ fn errors_point_at_the_line() {
             "[[joints]]\nname = \"j\"\ntype = \"gimbal\"\nchild = \"a\"\n",
             "gimbal",
         ),
+        (
+            "[[bodies]]\nname = \"a\"\nmass = 1.0\ninertia = [1, 1, 1]\n\n[[joints]]\nname = \"j\"\ntype = \"ball\"\nchild = \"a\"\nbaumgarte = 1.5\n",
+            "line 6: joint \"j\"",
+        ),
     ];
     for (text, expect) in cases {
         let err = parse_scene(text)

@@ -24,5 +24,5 @@ pub mod row;
 pub mod stiffness;
 
 pub use error::ConstraintError;
-pub use row::{PositionRow, Row, RowJacobian, compliant_row};
+pub use row::{PositionRow, Row, RowJacobian, compliant_row, velocity_row};
 pub use stiffness::Stiffness;

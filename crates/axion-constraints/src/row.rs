@@ -138,3 +138,32 @@ pub fn compliant_row(position: &PositionRow, lambda: f64, compliance: f64, h: f6
         compliance: compliance / (h * h),
     }
 }
+
+/// A velocity-level joint row with Baumgarte stabilisation, the alternative to
+/// [`compliant_row`]: the joint's function and Jacobian are taken once, at the start of
+/// the step (`start`: $c(q^-)$, $J(q^-)$), and the row asks for the relative velocity
+/// that removes the fraction $\Upsilon$ of the start error in one step:
+/// $$h_i = J_i(q^-)\thinspace u^+ + \frac{\Upsilon\thinspace c(q^-) + \varepsilon\thinspace \lambda_i}{h},
+///   \qquad \frac{\partial h_i}{\partial u^+} = J_i(q^-), \qquad C_i = \frac{\varepsilon}{h^2}.$$
+/// It is linear in $u^+$ and its force direction $J_i(q^-)$ is fixed (no geometric
+/// stiffness), but the joint drifts: $q^+$ follows the velocity along the tangent of
+/// the constraint, so an arm of length $L$ turning at $\omega$ opens by about
+/// $h^2\omega^2L/2$ per step, and the next step takes back the fraction $\Upsilon$ of
+/// the accumulated error ($\Upsilon = 0$: the error only grows). `u_a`, `u_b` are the
+/// two bodies' velocities $u^+$.
+pub fn velocity_row(
+    start: &PositionRow,
+    u_a: &Twist,
+    u_b: &Twist,
+    lambda: f64,
+    compliance: f64,
+    baumgarte: f64,
+    h: f64,
+) -> Row {
+    Row {
+        residual: start.jacobian.dot(u_a, u_b)
+            + (baumgarte * start.error + compliance * lambda) / h,
+        jacobian: start.jacobian,
+        compliance: compliance / (h * h),
+    }
+}

@@ -188,7 +188,12 @@ impl Default for CpuBackend {
 
 impl Backend for CpuBackend {
     fn name(&self) -> String {
-        "cpu (f64, Newton with faer sparse LU of the reduced system)".to_string()
+        if self.settings.tree_solve {
+            "cpu (f64, Newton solved along the bodies' tree, or by faer's sparse LU where they form loops)"
+        } else {
+            "cpu (f64, Newton with faer's sparse LU of the reduced system)"
+        }
+        .to_string()
     }
 
     /// The contacts the last step solved, their points placed with the poses the step

@@ -23,12 +23,12 @@
 
 use axion_collision::Contact;
 use axion_constraints::PositionRow;
-use axion_constraints::RowJacobian;
 use axion_constraints::contact::{
     BAUMGARTE, DEFAULT_FB_EPS_SQ, VelocityContact, normal_row, normal_row_velocity,
 };
 use axion_constraints::drive::{CoordinateKind, DriveMode, coordinate_stiffness};
 use axion_constraints::friction::projection;
+use axion_constraints::{RowJacobian, velocity_row};
 use axion_math::{Pose, Twist, angular, integrate, left_jacobian, linear, twist};
 use axion_model::{Control, JointRange, Model, StepStats};
 use faer::sparse::Pair;
@@ -282,6 +282,9 @@ pub(crate) struct WorldSolver<'a> {
     /// ([`recovery_target`] of its start violation $c(q^-) + \varepsilon\lambda^-$); set by
     /// [`solve`](Self::solve) from the warm-start multipliers.
     joint_target: Vec<f64>,
+    /// Per joint row, its function and Jacobian at the start of the step (the rows of a
+    /// velocity-level joint, [`axion_constraints::velocity_row`]); set with the targets.
+    joint_start: Vec<PositionRow>,
     /// The rows in the groups the Newton system is reduced by ([`crate::reduced`]), and
     /// each row's group.
     groups: Vec<RowGroup>,
@@ -392,6 +395,7 @@ impl<'a> WorldSolver<'a> {
             row_group,
             constants,
             joint_target: vec![0.0; joint_rows],
+            joint_start: Vec::with_capacity(joint_rows),
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
         }
@@ -441,6 +445,29 @@ impl<'a> WorldSolver<'a> {
         let mut rows = Vec::with_capacity(self.row_bodies.len());
         for mj in model.joints() {
             let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
+            if let Some(baumgarte) = mj.joint.baumgarte {
+                let u_parent = parent.map_or(Twist::zeros(), |p| self.body_velocity(it, p));
+                let u_child = self.body_velocity(it, child);
+                for r in mj.first_row..mj.first_row + mj.joint.row_count() {
+                    let start = &self.joint_start[r];
+                    let row = velocity_row(
+                        start,
+                        &u_parent,
+                        &u_child,
+                        it.lambda[r],
+                        mj.joint.compliance,
+                        baumgarte,
+                        h,
+                    );
+                    rows.push(RowEval {
+                        residual: row.residual,
+                        jacobian: row.jacobian,
+                        force: start.jacobian,
+                        compliance: row.compliance,
+                    });
+                }
+                continue;
+            }
             self.position_rows.clear();
             mj.joint.position_rows(
                 &pose_of(&poses, parent),
@@ -723,7 +750,8 @@ impl<'a> WorldSolver<'a> {
                 let n = mj.joint.row_count();
                 let lambda = &it.lambda[mj.first_row..mj.first_row + n];
                 let (pp, pc) = (pose_of(parent), e.force_poses[child]);
-                let mut k = if n > 0 {
+                // A velocity-level joint's forces act along J(q⁻): no stiffness.
+                let mut k = if n > 0 && mj.joint.baumgarte.is_none() {
                     mj.joint.stiffness(&pp, &pc, lambda)
                 } else {
                     axion_constraints::Stiffness::zeros()
@@ -862,11 +890,13 @@ impl<'a> WorldSolver<'a> {
     fn set_joint_targets(&mut self, warm_lambda: &[f64]) {
         let inp = &self.input;
         let (q0, st, h) = (inp.q0, inp.settings, inp.h);
+        self.joint_start.clear();
         for mj in inp.model.joints() {
             let parent = mj.parent.map_or(Pose::identity(), |p| q0[p.0]);
             self.position_rows.clear();
             mj.joint
                 .position_rows(&parent, &q0[mj.child.0], &mut self.position_rows);
+            self.joint_start.extend_from_slice(&self.position_rows);
             for (i, p) in self.position_rows.iter().enumerate() {
                 let r = mj.first_row + i;
                 let speed = if mj.joint.row_is_positional(i) {

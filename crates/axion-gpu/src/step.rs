@@ -571,6 +571,14 @@ pub(crate) fn check_supported(model: &Model) -> Result<(), GpuError> {
             ),
         });
     }
+    if let Some(j) = model.joints().iter().find(|j| j.joint.baumgarte.is_some()) {
+        return Err(GpuError::UnsupportedModel {
+            reason: format!(
+                "joint {:?} is velocity-level (Baumgarte), which the GPU backend does not implement; its joints are position-level: use the CPU backend",
+                j.name
+            ),
+        });
+    }
     if let Some(d) = model
         .drives()
         .iter()

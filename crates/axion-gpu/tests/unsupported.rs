@@ -131,3 +131,18 @@ fn massless_frames_are_refused_by_name() {
         "{reason}"
     );
 }
+
+/// A velocity-level joint (Baumgarte) is refused, naming it: the device's joints are
+/// position-level.
+#[test]
+fn velocity_level_joints_are_refused_by_name() {
+    let model = axion::scenes::pendulum_with(|hinge| hinge.velocity_level(0.2)).unwrap();
+    let err = check_model(&model).unwrap_err();
+    let GpuError::UnsupportedModel { reason } = &err else {
+        panic!("wrong error {err:?}");
+    };
+    assert!(
+        reason.contains("joint \"hinge\" is velocity-level"),
+        "{reason}"
+    );
+}

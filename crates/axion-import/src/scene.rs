@@ -636,6 +636,9 @@ struct JointFile {
     child_rotation: [f64; 3],
     #[serde(default)]
     compliance: f64,
+    /// Velocity-level rows with this Baumgarte factor Υ ∈ [0, 1] instead of the
+    /// position-level default.
+    baumgarte: Option<f64>,
     /// `[lower, upper]` (rad or m) the solver keeps the coordinate in.
     range: Option<[f64; 2]>,
     /// Viscous damping (N·s/m or N·m·s/rad).
@@ -1033,6 +1036,9 @@ pub fn parse_scene_as(
                 child_frame * pose(joint.child_anchor, joint.child_rotation),
             )
             .compliance(joint.compliance);
+        if let Some(b) = joint.baumgarte {
+            desc = desc.velocity_level(b);
+        }
         let max_force = joint.drive.as_ref().and_then(|d| d.max_force);
         if let Some(f) = max_force
             && (f.is_nan() || f <= 0.0)

@@ -203,6 +203,9 @@ pub struct JointDesc {
     pub child_frame: Isometry3<f64>,
     /// Compliance ε ≥ 0 (m/N or rad/(N·m)); 0 is rigid.
     pub compliance: f64,
+    /// `Some(Υ)`: velocity-level rows with Baumgarte factor Υ ∈ [0, 1] instead of the
+    /// default position-level rows (see [`JointDesc::velocity_level`]).
+    pub baumgarte: Option<f64>,
     /// Optional drive (revolute and prismatic joints).
     pub drive: Option<DriveDesc>,
     /// Range and ratings (from URDF `<limit>`, or a scene's `range`): the solver keeps
@@ -294,10 +297,23 @@ impl JointDesc {
             parent_frame: Isometry3::identity(),
             child_frame: Isometry3::identity(),
             compliance: 0.0,
+            baumgarte: None,
             drive: None,
             limits: None,
             dynamics: None,
         }
+    }
+
+    /// Makes the joint velocity-level with Baumgarte factor `baumgarte` ∈ [0, 1]: its
+    /// rows ask for $J(q^-)u^+ = -\Upsilon c(q^-)/h$ (the seeds' alternative formulation,
+    /// `axion_constraints::velocity_row`) instead of $c(q^+) = 0$. Cheaper per iteration,
+    /// but the joint drifts by about $h^2\omega^2L/2$ per step (an arm of length $L$ at
+    /// angular speed $\omega$), of which Υ is taken back each step; the default
+    /// position-level rows do not drift. For comparison and for users who want the
+    /// classic behaviour (docs/step.md, "Velocity-level joints"). Not on the GPU backend.
+    pub fn velocity_level(mut self, baumgarte: f64) -> Self {
+        self.baumgarte = Some(baumgarte);
+        self
     }
 
     /// Sets the range and ratings: the solver enforces `lower`/`upper` as a range

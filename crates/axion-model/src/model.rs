@@ -563,7 +563,10 @@ impl ModelBuilder {
             Translation3::from(-child.com) * desc.child_frame,
         )
         .map_err(invalid)?;
-        let joint = Joint::new(kind, frames, desc.compliance).map_err(invalid)?;
+        let mut joint = Joint::new(kind, frames, desc.compliance).map_err(invalid)?;
+        if let Some(b) = desc.baumgarte {
+            joint = joint.velocity_level(b).map_err(invalid)?;
+        }
         let joint_id = JointId(self.joints.len());
         let coordinate = match kind {
             JointKind::Revolute { axis } => Some((CoordinateKind::Angle, axis)),

@@ -138,6 +138,9 @@ pub struct ChainOptions {
     pub angle: f64,
     /// Mass of a sphere hung from the last link by one more hinge, if any (kg).
     pub bob_mass: Option<f64>,
+    /// `Some(Υ)`: every hinge velocity-level with Baumgarte factor Υ
+    /// ([`JointDesc::velocity_level`]) instead of position-level (the default).
+    pub baumgarte: Option<f64>,
 }
 
 impl Default for ChainOptions {
@@ -149,6 +152,7 @@ impl Default for ChainOptions {
             link_mass: 0.1,
             angle: FRAC_PI_4,
             bob_mass: None,
+            baumgarte: None,
         }
     }
 }
@@ -165,6 +169,7 @@ pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
         link_mass: m,
         angle,
         bob_mass,
+        baumgarte,
     } = options;
     let mut b = ModelBuilder::new();
     // Links hang along −z rotated by `angle` about x.
@@ -185,7 +190,11 @@ pub fn chain(options: ChainOptions) -> Result<Model, ModelError> {
         } else {
             Vector3::y()
         };
-        JointDesc::new(name, JointType::Revolute { axis }, parent, child)
+        let joint = JointDesc::new(name, JointType::Revolute { axis }, parent, child);
+        match baumgarte {
+            Some(b) => joint.velocity_level(b),
+            None => joint,
+        }
     };
     let parent_frame = |parent: Option<BodyId>| match parent {
         None => Isometry3::from_parts(Vector3::zeros().into(), rotation),

@@ -27,7 +27,7 @@ pub mod revolute;
 use axion_math::{Pose, UnitAxis};
 use nalgebra::{Isometry3, UnitQuaternion, Vector3};
 
-use crate::error::{ConstraintError, non_negative};
+use crate::error::{ConstraintError, non_negative, unit_interval};
 use crate::row::{PositionRow, Row, compliant_row};
 use crate::stiffness::Stiffness;
 
@@ -129,6 +129,10 @@ pub struct Joint {
     pub frames: JointFrames,
     /// Compliance $\varepsilon \ge 0$ of every row (see [`compliant_row`]).
     pub compliance: f64,
+    /// `Some(Υ)`: the rows are velocity-level with Baumgarte factor $\Upsilon \in [0, 1]$
+    /// ([`velocity_row`](crate::row::velocity_row)); `None` (the default): position-level
+    /// ([`compliant_row`]), exact at $q^+$.
+    pub baumgarte: Option<f64>,
 }
 
 impl Joint {
@@ -143,7 +147,15 @@ impl Joint {
             kind,
             frames,
             compliance,
+            baumgarte: None,
         })
+    }
+
+    /// The same joint at velocity level with Baumgarte factor `baumgarte` $\in [0, 1]$
+    /// (see [`velocity_row`](crate::row::velocity_row)).
+    pub fn velocity_level(mut self, baumgarte: f64) -> Result<Self, ConstraintError> {
+        self.baumgarte = Some(unit_interval("Baumgarte factor", baumgarte)?);
+        Ok(self)
     }
 
     /// Number of scalar rows the joint contributes.
