@@ -264,22 +264,6 @@ impl Drive {
         self.max_force
     }
 
-    /// Whether the drive's law asks for more than its largest force at this iterate:
-    /// its row then holds $\lambda = \pm F$ and does not depend on the motion.
-    pub fn saturated(
-        &self,
-        kind: CoordinateKind,
-        coordinate: &JointCoordinate,
-        start: f64,
-        u_parent: &Twist,
-        u_child: &Twist,
-        h: f64,
-    ) -> bool {
-        self.law(kind, coordinate, start, u_parent, u_child, h)
-            .abs()
-            > self.max_force
-    }
-
     /// The compliance $\alpha$: $1/(h^2 k_e + h k_d)$ in position mode, $1/(h k_e)$ in
     /// velocity mode, $1/h$ in force mode (its row is $\lambda - \tau = 0$), $1/a$ for an
     /// armature.
