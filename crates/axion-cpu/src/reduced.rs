@@ -281,9 +281,10 @@ impl ReducedLu {
         let system = Unreduced { a, groups, systems };
         match &mut self.structure {
             Structure::Tree(tree) => {
+                let locals = tree.local_groups();
                 let mut diagonal = a.diagonal.clone();
-                let mut local = Vec::with_capacity(tree.local_groups().len());
-                for &g in tree.local_groups() {
+                let mut local = Vec::with_capacity(locals.len());
+                for &g in locals {
                     let (e, update) = Eliminated::new(&systems[g])?;
                     for (i, bi) in groups[g].bodies.iter().enumerate() {
                         for (j, bj) in groups[g].bodies.iter().enumerate() {
@@ -295,7 +296,6 @@ impl ReducedLu {
                     local.push(e);
                 }
                 let factors = tree.factorize(diagonal, a, groups, systems)?;
-                let locals = tree.local_groups();
                 system.refine(b_u, b_g, |b_u, b_g| {
                     let mut r_u = b_u.to_vec();
                     let mut ys = Vec::with_capacity(locals.len());
