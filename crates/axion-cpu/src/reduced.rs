@@ -145,12 +145,21 @@ struct Eliminated {
 }
 
 impl Eliminated {
-    /// Eliminates group `s`; also returns its update $hF_g^\top X_g$ of the body blocks
-    /// (6 × 6 blocks per pair of slots).
-    fn new(s: &GroupSystem) -> Result<(Self, SMatrix<f64, 12, 12>), SolveFailure> {
+    /// Eliminates group `g` (its system `s`); also returns its update $hF_g^\top X_g$ of
+    /// the body blocks, the 6 × 6 block of each pair of slots (zero where a slot has no
+    /// dynamic body).
+    fn new(g: &RowGroup, s: &GroupSystem) -> Result<(Self, [[Matrix6<f64>; 2]; 2]), SolveFailure> {
         let lu = s.diagonal.lu();
         let x = lu.solve(&s.jacobian).ok_or(SolveFailure::Singular)?;
-        let update = s.force.transpose() * x;
+        let mut update = [[Matrix6::zeros(); 2]; 2];
+        for (i, bi) in g.bodies.iter().enumerate() {
+            for (j, bj) in g.bodies.iter().enumerate() {
+                if bi.is_some() && bj.is_some() {
+                    update[i][j] = s.force.fixed_view::<6, 6>(0, 6 * i).transpose()
+                        * x.fixed_view::<6, 6>(0, 6 * j);
+                }
+            }
+        }
         Ok((Self { lu, x }, update))
     }
 
@@ -285,12 +294,11 @@ impl ReducedLu {
                 let mut diagonal = a.diagonal.clone();
                 let mut local = Vec::with_capacity(locals.len());
                 for &g in locals {
-                    let (e, update) = Eliminated::new(&systems[g])?;
+                    // One body, or a body and itself: every block is its diagonal's.
+                    let (e, update) = Eliminated::new(&groups[g], &systems[g])?;
                     for (i, bi) in groups[g].bodies.iter().enumerate() {
-                        for (j, bj) in groups[g].bodies.iter().enumerate() {
-                            if let (Some(bi), Some(_)) = (bi, bj) {
-                                diagonal[*bi] += update.fixed_view::<6, 6>(6 * i, 6 * j);
-                            }
+                        if let Some(bi) = bi {
+                            diagonal[*bi] += update[i].iter().sum::<Matrix6<f64>>();
                         }
                     }
                     local.push(e);
@@ -323,12 +331,12 @@ impl ReducedLu {
                 }
                 // Per group: the LU of D_g, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
                 let mut eliminated = Vec::with_capacity(systems.len());
-                for (s, blocks) in systems.iter().zip(&sparse.group_blocks) {
-                    let (e, update) = Eliminated::new(s)?;
+                for ((g, s), blocks) in groups.iter().zip(systems).zip(&sparse.group_blocks) {
+                    let (e, update) = Eliminated::new(g, s)?;
                     for (i, row) in blocks.iter().enumerate() {
                         for (j, k) in row.iter().enumerate() {
                             if let Some(k) = k {
-                                values[*k] += update.fixed_view::<6, 6>(6 * i, 6 * j);
+                                values[*k] += update[i][j];
                             }
                         }
                     }
