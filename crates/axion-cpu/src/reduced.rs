@@ -137,6 +137,9 @@ impl BodyMatrix {
     }
 }
 
+/// A 6 × 6 block per pair of a group's body slots (row slot, column slot).
+type SlotBlocks = [[Matrix6<f64>; 2]; 2];
+
 /// A group's row block eliminated onto its bodies: the LU of $D_g$ and
 /// $X_g = D_g^{-1}G_g$.
 struct Eliminated {
@@ -148,7 +151,7 @@ impl Eliminated {
     /// Eliminates group `g` (its system `s`); also returns its update $hF_g^\top X_g$ of
     /// the body blocks, the 6 × 6 block of each pair of slots (zero where a slot has no
     /// dynamic body).
-    fn new(g: &RowGroup, s: &GroupSystem) -> Result<(Self, [[Matrix6<f64>; 2]; 2]), SolveFailure> {
+    fn new(g: &RowGroup, s: &GroupSystem) -> Result<(Self, SlotBlocks), SolveFailure> {
         let lu = s.diagonal.lu();
         let x = lu.solve(&s.jacobian).ok_or(SolveFailure::Singular)?;
         let mut update = [[Matrix6::zeros(); 2]; 2];
