@@ -951,7 +951,16 @@ impl<'a> WorldSolver<'a> {
             friction: 0.0,
             contact_count: self.contacts.len(),
         };
-        let (mut it, final_eval) = self.newton(it, e, lu, &mut stats, st.max_iterations);
+        // Full semismooth steps first (with contacts); if they stall or wander without
+        // converging, Armijo-damped Newton from the best iterate with the iterations left
+        // (docs/step.md, "A way back from a failed landing").
+        let full_steps = !self.contacts.is_empty();
+        let (mut it, mut final_eval) =
+            self.newton(it, e, lu, &mut stats, st.max_iterations, full_steps);
+        if full_steps && !self.converged(&final_eval) && stats.iterations < st.max_iterations {
+            let left = st.max_iterations - stats.iterations;
+            (it, final_eval) = self.newton(it, final_eval, lu, &mut stats, left, false);
+        }
         stats.converged = self.converged(&final_eval);
         stats.dynamics = final_eval.dyn_norm;
         stats.joints = final_eval.joint_norm;
@@ -974,7 +983,8 @@ impl<'a> WorldSolver<'a> {
     }
 
     /// Newton iterations from `(it, e)` until converged or `max_iterations` more (counted
-    /// in `stats`); returns the last iterate if converged, else the best by merit.
+    /// in `stats`), with full steps (refused only when they explode) or with Armijo
+    /// backtracking; returns the last iterate if converged, else the best by merit.
     fn newton(
         &mut self,
         mut it: Iterate,
@@ -982,6 +992,7 @@ impl<'a> WorldSolver<'a> {
         lu: &mut Option<ReducedLu>,
         stats: &mut StepStats,
         max_iterations: usize,
+        full_steps: bool,
     ) -> (Iterate, Eval) {
         let st = *self.input.settings;
         let limit = stats.iterations + max_iterations;
@@ -989,7 +1000,6 @@ impl<'a> WorldSolver<'a> {
         // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
         // trials are refused (that iteration backtracks instead). Joint-only systems use
         // the Armijo backtracking.
-        let full_steps = !self.contacts.is_empty();
         let merit_limit = EXPLOSION * e.merit.max(EXPLOSION_FLOOR);
         let mut best = (it.clone(), e.merit);
         while !self.converged(&e) && stats.iterations < limit {
