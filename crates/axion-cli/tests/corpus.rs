@@ -244,3 +244,25 @@ fn robots_that_pass_the_drop_keep_passing() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A landing whose full semismooth steps fail is recovered from its best iterate
+/// (docs/step.md, "A way back from a failed landing"): aliengo dropped at 11 step sizes
+/// within ±10 % of 0.02 s (2 s each) converges at least 70 % of its steps on average.
+/// Measured 2026-11-26: 81.4 % with the restart, 28.0 % without it — single step sizes
+/// of such landings move with rounding (9.7–97.9 %), so the bar is on the mean.
+#[test]
+fn failed_landings_are_recovered_on_average() {
+    let Some(data) = corpus() else { return };
+    let mut shares = Vec::new();
+    for k in -5..=5 {
+        let h = 0.02 * (1.0 + 0.02 * f64::from(k));
+        let (model, _) =
+            robot_model(&data.join("aliengo/aliengo.urdf"), &RobotSetup::default()).unwrap();
+        let mut sim = Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap();
+        let s = sim.run((2.0 / h).round() as usize).unwrap();
+        shares.push(s.converged_steps as f64 / s.steps as f64);
+    }
+    let mean = shares.iter().sum::<f64>() / shares.len() as f64;
+    println!("aliengo around h = 0.02: converged shares {shares:.3?}, mean {mean:.3}");
+    assert!(mean >= 0.7, "mean converged share {mean:.3} ({shares:.3?})");
+}
