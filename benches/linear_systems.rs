@@ -255,7 +255,7 @@ fn bench(c: &mut Criterion) {
             .map(|&(x, y, _)| (x, y))
             .collect();
         for (name, along_tree) in [("tree", true), ("reduced_lu", false)] {
-            let mut rlu = ReducedLu::new(nb, &row_groups, &cross, along_tree);
+            let mut rlu = ReducedLu::new(nb, &row_groups, &cross, &vec![false; nb], along_tree);
             group.bench_with_input(BenchmarkId::new(name, links), &links, |b, _| {
                 b.iter(|| {
                     let (a, systems) = reduced(&p, &row_groups);

@@ -1240,7 +1240,8 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "backend": "cpu", "max_iterations": c.max_iterations,
                 "velocity_tolerance": c.velocity_tolerance, "position_tolerance": c.position_tolerance,
                 "contact_tolerance": c.contact_tolerance, "contact_margin": c.contact_margin,
-                "contact_persistence": c.contact_persistence, "threads": c.threads,
+                "contact_persistence": c.contact_persistence, "reuse_factors": c.reuse_factors,
+                "threads": c.threads,
                 "friction_creep": c.friction_creep, "recovery_speed": c.recovery_speed,
                 "recovery_rate": c.recovery_rate, "tree_solve": c.tree_solve,
             })

@@ -46,11 +46,23 @@ struct Cache {
 }
 
 /// One reduced Newton system's LU per row pattern seen (the model's rows plus the contacts' body
-/// pairs), and the velocity projection's; owned by one worker thread.
+/// pairs) and not held by a world ([`Previous`]), and the velocity projection's; owned by
+/// one worker thread.
 #[derive(Default)]
 struct Factorizations {
-    newton: HashMap<Vec<(usize, usize)>, Option<reduced::ReducedLu>>,
+    newton: HashMap<Vec<(usize, usize)>, reduced::ReducedLu>,
     projection: Option<SparseLu>,
+}
+
+impl Factorizations {
+    /// Keeps the factorization of a pattern for later steps (after clearing the pool
+    /// if it holds [`MAX_PATTERNS`]).
+    fn pool(&mut self, signature: Vec<(usize, usize)>, lu: reduced::ReducedLu) {
+        if self.newton.len() >= MAX_PATTERNS {
+            self.newton.clear();
+        }
+        self.newton.insert(signature, lu);
+    }
 }
 
 /// A contact of the previous step: its forces (λ_n, λ_t1, λ_t2), the normal velocity
@@ -73,12 +85,19 @@ fn lever_arms(c: &Contact, poses: &[Pose]) -> [Vector3<f64>; 2] {
 }
 
 /// A world's previous step: its contacts, and its active joint limits with their forces,
-/// and the poses and velocities it ended with (they carry over only into a step that
-/// starts from them).
-#[derive(Clone, Debug, Default)]
+/// its row pattern and that pattern's factorization (kept by the world while its pattern
+/// lasts, then returned to its worker's pool, [`Factorizations::newton`]), whether it
+/// was quiet (converged in at most one iteration) and the chord steps' record, and
+/// the poses and velocities it ended with (they carry over only into a step that starts
+/// from them).
+#[derive(Default)]
 struct Previous {
     contacts: Vec<PreviousContact>,
     limits: Vec<(ActiveLimit, f64)>,
+    signature: Vec<(usize, usize)>,
+    lu: Option<reduced::ReducedLu>,
+    quiet: bool,
+    chords: ChordRecord,
     poses: Vec<Pose>,
     velocities: Vec<axion_math::Twist>,
 }
@@ -91,6 +110,41 @@ impl Previous {
     fn keep_if_continued(&mut self, state: &State, w: usize) {
         if self.poses != state.world_poses(w) || self.velocities != state.world_velocities(w) {
             *self = Self::default();
+        }
+    }
+}
+
+/// When a world tries its next chord step ([`SolverSettings::reuse_factors`]): after `n`
+/// failed ones in a row it waits $2^{\min(n, 6)} - 1$ quiet steps, so a world moving
+/// steadily (where the chord step contracts the residual but does not converge) pays for
+/// few of them.
+#[derive(Clone, Copy, Debug, Default)]
+struct ChordRecord {
+    failures: u32,
+    wait: u32,
+}
+
+impl ChordRecord {
+    /// Whether this step may try one.
+    fn ready(&self) -> bool {
+        self.wait == 0
+    }
+
+    /// The record after a step that tried one (`Some(converged)`) or did not.
+    fn after(self, tried: Option<bool>) -> Self {
+        match tried {
+            Some(true) => Self::default(),
+            Some(false) => {
+                let failures = self.failures + 1;
+                Self {
+                    failures,
+                    wait: (1 << failures.min(6)) - 1,
+                }
+            }
+            None => Self {
+                wait: self.wait.saturating_sub(1),
+                ..self
+            },
         }
     }
 }
@@ -273,12 +327,15 @@ impl Backend for CpuBackend {
         }
         // Contiguous blocks of worlds, one per worker; each world is solved on its own.
         let per_worker = worlds.div_ceil(threads).max(1);
-        let (layout, collision, previous) = (&cache.layout, &cache.collision, &cache.previous);
+        let (layout, collision) = (&cache.layout, &cache.collision);
         let varied = &cache.varied;
         let state_ref: &State = state;
-        let job = |first: usize, factorizations: &mut Factorizations| {
-            (first..(first + per_worker).min(worlds))
-                .map(|w| {
+        let job = |first: usize, factorizations: &mut Factorizations, previous: &mut [Previous]| {
+            previous
+                .iter_mut()
+                .enumerate()
+                .map(|(i, previous)| {
+                    let w = first + i;
                     let world = WorldJob {
                         model: varied[w].as_ref().map_or(model, |(_, m)| m),
                         layout,
@@ -289,19 +346,20 @@ impl Backend for CpuBackend {
                         h,
                         world: w,
                     };
-                    world.solve(&previous[w], factorizations)
+                    world.solve(previous, factorizations)
                 })
                 .collect::<Vec<WorldStep>>()
         };
         let steps: Vec<WorldStep> = if threads == 1 {
-            job(0, &mut cache.workers[0])
+            job(0, &mut cache.workers[0], &mut cache.previous)
         } else {
             // Blocks run on rayon's pool (no thread is started per step); collecting the
             // indexed blocks keeps the worlds in order.
             let blocks: Vec<Vec<WorldStep>> = cache.workers[..threads]
                 .par_iter_mut()
+                .zip(cache.previous.par_chunks_mut(per_worker))
                 .enumerate()
-                .map(|(k, f)| job(k * per_worker, f))
+                .map(|(k, (f, p))| job(k * per_worker, f, p))
                 .collect();
             blocks.into_iter().flatten().collect()
         };
@@ -343,7 +401,7 @@ struct WorldJob<'a> {
 
 impl WorldJob<'_> {
     /// Detects the world's contacts, warm-starts from `previous`, and solves its step.
-    fn solve(&self, previous: &Previous, cache: &mut Factorizations) -> WorldStep {
+    fn solve(&self, previous: &mut Previous, cache: &mut Factorizations) -> WorldStep {
         let (settings, layout, h, w) = (self.settings, self.layout, self.h, self.world);
         let q0 = self.state.world_poses(w);
         let u0 = self.state.world_velocities(w);
@@ -414,9 +472,17 @@ impl WorldJob<'_> {
             .map(|c| (c.body_a.0, c.body_b.0))
             .chain(limits.iter().map(|l| (usize::MAX, l.joint)))
             .collect();
-        if !cache.newton.contains_key(&signature) && cache.newton.len() >= MAX_PATTERNS {
-            cache.newton.clear();
+        // The world keeps the factorization of its last row pattern (its factors serve
+        // the chord step); one of another pattern goes back to the worker's pool.
+        let mut lu = None;
+        if let Some(kept) = previous.lu.take() {
+            if previous.signature == signature {
+                lu = Some(kept);
+            } else {
+                cache.pool(std::mem::take(&mut previous.signature), kept);
+            }
         }
+        let mut lu = lu.or_else(|| cache.newton.remove(&signature));
         let projection = if integrator == Integrator::EnergyMomentum {
             let armatures = self
                 .model
@@ -433,8 +499,15 @@ impl WorldJob<'_> {
         } else {
             None
         };
-        let lu = cache.newton.entry(signature).or_default();
-        let result = solver.solve(&warm, lu, projection);
+        // A step continuing a quiet one with the same rows may start with a chord step on
+        // that step's factors (SolverSettings::reuse_factors); after a step that needed
+        // more than one Newton iteration the system moves too much for it to converge.
+        let reuse = settings.reuse_factors
+            && previous.quiet
+            && previous.chords.ready()
+            && previous.signature == signature
+            && !previous.velocities.is_empty();
+        let result = solver.solve(&warm, reuse, &mut lu, projection);
         let first_contact = layout.joint_rows + self.state.drive_forces(w).len();
         let first_limit = first_contact + 3 * contacts.len();
         let forces = result.lambda[first_contact..first_limit].chunks_exact(3);
@@ -453,11 +526,17 @@ impl WorldJob<'_> {
             .into_iter()
             .zip(result.lambda[first_limit..].iter().copied())
             .collect();
+        let quiet = result.stats.converged && result.stats.iterations <= 1;
+        let chords = previous.chords.after(result.chord);
         WorldStep {
             result,
             previous: Previous {
                 contacts,
                 limits,
+                signature,
+                lu,
+                quiet,
+                chords,
                 ..Previous::default()
             },
         }

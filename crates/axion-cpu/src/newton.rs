@@ -251,12 +251,35 @@ struct Iterate {
     lambda: Vec<f64>,
 }
 
+impl Iterate {
+    /// This iterate moved by `alpha` times `dx = [Δu; Δλ]`.
+    fn advanced(&self, dx: &[f64], alpha: f64) -> Self {
+        let (du, dl) = dx.split_at(6 * self.u.len());
+        Self {
+            u: self
+                .u
+                .iter()
+                .zip(du.chunks_exact(6))
+                .map(|(u, d)| u + Vector6::from_column_slice(d) * alpha)
+                .collect(),
+            lambda: self
+                .lambda
+                .iter()
+                .zip(dl)
+                .map(|(l, d)| l + d * alpha)
+                .collect(),
+        }
+    }
+}
+
 /// Output of a world's step.
 pub(crate) struct WorldResult {
     pub poses: Vec<Pose>,
     pub velocities: Vec<Twist>,
     pub lambda: Vec<f64>,
     pub stats: StepStats,
+    /// Whether a chord step was tried, and if so whether it converged.
+    pub chord: Option<bool>,
 }
 
 /// Scale factors of the end pose and the force pose: $q^+ = q^- \oplus h s\thinspace G\bar u$,
@@ -423,8 +446,13 @@ impl<'a> WorldSolver<'a> {
                 integrate(&inp.q0[b], &u_bar, h * s_force)
             };
             let w = angular(&u_bar);
-            rot_map.push(left_jacobian(&(w * (h * s))) * (h * s * s_bar));
-            force_rot_map.push(left_jacobian(&(w * (h * s_force))) * (h * s_force * s_bar));
+            let map = left_jacobian(&(w * (h * s))) * (h * s * s_bar);
+            force_rot_map.push(if s_force == s {
+                map
+            } else {
+                left_jacobian(&(w * (h * s_force))) * (h * s_force * s_bar)
+            });
+            rot_map.push(map);
         }
         let pose_of = |poses: &[Pose], b: Option<usize>| b.map_or(Pose::identity(), |b| poses[b]);
         // ∂(c(q⁺)/h)/∂u: linear part h s s̄ / h, angular part (∂φ/∂ω)ᵀ J_ang / h.
@@ -856,15 +884,53 @@ impl<'a> WorldSolver<'a> {
         let nd = self.input.layout.dyn_bodies.len();
         let lu = slot.get_or_insert_with(|| {
             let cross: Vec<(usize, usize)> = a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
-            ReducedLu::new(nd, &self.groups, &cross, self.input.settings.tree_solve)
+            let bodies = self.input.model.bodies();
+            let massless: Vec<bool> = (self.input.layout.dyn_bodies.iter())
+                .map(|&b| bodies[b].mass.is_massless())
+                .collect();
+            ReducedLu::new(
+                nd,
+                &self.groups,
+                &cross,
+                &massless,
+                self.input.settings.tree_solve,
+            )
         });
         let systems = self.group_systems(e);
-        let b_u: Vec<f64> = e
+        let (b_u, b_g) = self.right_hand_side(e);
+        let (du, dl) = lu.solve(&a, &self.groups, &systems, &b_u, &b_g).ok()?;
+        Some(self.joined(du, &dl))
+    }
+
+    /// A chord step: the direction from the factors the world's last Newton iteration
+    /// left in `lu` (for a step continuing from the one that made them, with the same
+    /// rows), and the iterate it reaches with its residuals, if that is converged
+    /// (otherwise Newton goes on from where it was, as without the chord step). A body at rest or
+    /// creeping changes so little from one step to the next that this direction is
+    /// Newton's to many digits, for one solve with kept factors instead of assembling and
+    /// factorizing the system ([`SolverSettings::reuse_factors`]).
+    fn chord_step(
+        &mut self,
+        it: &Iterate,
+        e: &Eval,
+        lu: &mut ReducedLu,
+    ) -> Option<(Iterate, Eval)> {
+        let (b_u, b_g) = self.right_hand_side(e);
+        let (du, dl) = lu.solve_again(&self.groups, &b_u, &b_g)?;
+        let dx = self.joined(du, &dl);
+        let trial = it.advanced(&dx, 1.0);
+        let te = self.evaluate(&trial);
+        self.converged(&te).then_some((trial, te))
+    }
+
+    /// The Newton system's right-hand side $-F$: the bodies' and each group's.
+    fn right_hand_side(&self, e: &Eval) -> (Vec<f64>, Vec<Vector6<f64>>) {
+        let b_u = e
             .dynamics
             .iter()
             .flat_map(|d| d.iter().map(|x| -x))
             .collect();
-        let b_g: Vec<Vector6<f64>> = self
+        let b_g = self
             .groups
             .iter()
             .map(|g| {
@@ -875,13 +941,17 @@ impl<'a> WorldSolver<'a> {
                 b
             })
             .collect();
-        let (du, dl) = lu.solve(&a, &self.groups, &systems, &b_u, &b_g).ok()?;
+        (b_u, b_g)
+    }
+
+    /// `[Δu; Δλ]` from the bodies' part and each group's.
+    fn joined(&self, du: Vec<f64>, dl: &[Vector6<f64>]) -> Vec<f64> {
         let mut dx = du;
         dx.reserve(self.row_bodies.len());
-        for (g, d) in self.groups.iter().zip(&dl) {
+        for (g, d) in self.groups.iter().zip(dl) {
             dx.extend(d.iter().take(g.len));
         }
-        Some(dx)
+        dx
     }
 
     /// Each joint row's target error: [`recovery_target`] of its violation at the start
@@ -926,19 +996,22 @@ impl<'a> WorldSolver<'a> {
         }
     }
 
-    /// Runs Newton from `u⁻` and the warm-start multipliers; keeps the best iterate.
+    /// Runs Newton from `u⁻` and the warm-start multipliers, after a chord step with the
+    /// kept factors if `reuse` (the step continues the previous one with the same rows,
+    /// [`SolverSettings::reuse_factors`]) and that step converges; keeps the best iterate.
     /// `lu` holds the factorization of this row pattern, built on first need (a step
     /// that converges from its warm start never analyses its pattern).
     pub fn solve(
         &mut self,
         warm_lambda: &[f64],
+        reuse: bool,
         lu: &mut Option<ReducedLu>,
         projection: Option<&mut SparseLu>,
     ) -> WorldResult {
         let st = *self.input.settings;
         self.set_joint_targets(warm_lambda);
-        let it = self.initial_iterate(warm_lambda);
-        let e = self.evaluate(&it);
+        let mut it = self.initial_iterate(warm_lambda);
+        let mut e = self.evaluate(&it);
         let mut stats = StepStats {
             iterations: 0,
             converged: false,
@@ -951,6 +1024,15 @@ impl<'a> WorldSolver<'a> {
             friction: 0.0,
             contact_count: self.contacts.len(),
         };
+        let mut chord = None;
+        if reuse && !self.converged(&e) {
+            let step = lu.as_mut().and_then(|lu| self.chord_step(&it, &e, lu));
+            chord = Some(step.is_some());
+            if let Some((trial, te)) = step {
+                stats.iterations += 1;
+                (it, e) = (trial, te);
+            }
+        }
         // Full semismooth steps first (with contacts); if they stall or wander without
         // converging, Armijo-damped Newton from the best iterate with the iterations left
         // (docs/step.md, "A way back from a failed landing").
@@ -979,6 +1061,7 @@ impl<'a> WorldSolver<'a> {
             velocities,
             lambda: it.lambda,
             stats,
+            chord,
         }
     }
 
@@ -1008,21 +1091,7 @@ impl<'a> WorldSolver<'a> {
                 break;
             };
             stats.iterations += 1;
-            let nd = self.input.layout.dyn_bodies.len();
-            let trial_at = |alpha: f64| Iterate {
-                u: it
-                    .u
-                    .iter()
-                    .enumerate()
-                    .map(|(k, u)| u + Vector6::from_column_slice(&dx[6 * k..6 * k + 6]) * alpha)
-                    .collect(),
-                lambda: it
-                    .lambda
-                    .iter()
-                    .zip(&dx[6 * nd..])
-                    .map(|(l, d)| l + d * alpha)
-                    .collect(),
-            };
+            let trial_at = |alpha: f64| it.advanced(&dx, alpha);
             // Backtracking (Armijo on ½|F|², whose slope along the Newton step is −|F|²).
             let mut alpha = 1.0;
             let mut chosen: Option<(Iterate, Eval)> = None;

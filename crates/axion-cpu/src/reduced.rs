@@ -38,6 +38,13 @@ use crate::tree::Tree;
 /// Most steps of iterative refinement per solve ([`ReducedLu::solve`]).
 pub const MAX_REFINEMENTS: usize = 4;
 
+/// Residual of the unreduced system, relative to its right-hand side, below which
+/// iterative refinement stops ([`ReducedLu::solve`]). One refinement step usually takes
+/// the reduced solve's $10^{-8}$–$10^{-6}$ to $10^{-15}$–$10^{-13}$; a second one from there
+/// gains nothing a Newton step can use (it changed the direction by $10^{-16}$ of its size
+/// on the chain of 50 links) and costs another solve.
+pub const REFINED: f64 = 1e-12;
+
 /// Most rows in one group.
 pub const GROUP_ROWS: usize = 6;
 
@@ -141,7 +148,7 @@ impl BodyMatrix {
 type SlotBlocks = [[Matrix6<f64>; 2]; 2];
 
 /// A group's row block eliminated onto its bodies: the LU of $D_g$ and
-/// $X_g = D_g^{-1}G_g$.
+/// $X_g = D_g^{-1}G_g$ (zero in the columns of a slot without a dynamic body).
 struct Eliminated {
     lu: LU<f64, nalgebra::U6, nalgebra::U6>,
     x: GroupJacobian,
@@ -153,7 +160,16 @@ impl Eliminated {
     /// dynamic body).
     fn new(g: &RowGroup, s: &GroupSystem) -> Result<(Self, SlotBlocks), SolveFailure> {
         let lu = s.diagonal.lu();
-        let x = lu.solve(&s.jacobian).ok_or(SolveFailure::Singular)?;
+        let mut x = GroupJacobian::zeros();
+        for (i, bi) in g.bodies.iter().enumerate() {
+            if bi.is_some() {
+                let mut xi = s.jacobian.fixed_view::<6, 6>(0, 6 * i).into_owned();
+                if !lu.solve_mut(&mut xi) {
+                    return Err(SolveFailure::Singular);
+                }
+                x.fixed_view_mut::<6, 6>(0, 6 * i).copy_from(&xi);
+            }
+        }
         let mut update = [[Matrix6::zeros(); 2]; 2];
         for (i, bi) in g.bodies.iter().enumerate() {
             for (j, bj) in g.bodies.iter().enumerate() {
@@ -170,13 +186,13 @@ impl Eliminated {
     /// bodies' right-hand side `du`.
     fn forward(
         &self,
-        s: &GroupSystem,
+        force: &GroupJacobian,
         g: &RowGroup,
         b: &Vector6<f64>,
         du: &mut [f64],
     ) -> Result<Vector6<f64>, SolveFailure> {
         let y = self.lu.solve(b).ok_or(SolveFailure::Singular)?;
-        add_slots(du, g.bodies, &(s.force.transpose() * y));
+        add_slots(du, g.bodies, &(force.transpose() * y));
         Ok(y)
     }
 
@@ -237,9 +253,57 @@ impl SparseBodies {
     }
 }
 
+/// A group on one body, eliminated onto it before the tree is factorized
+/// ([`crate::tree`]): its index, its elimination and its $hF_g$.
+struct Local {
+    group: usize,
+    eliminated: Eliminated,
+    force: GroupJacobian,
+}
+
+/// The tree and the factors of its last factorization.
+struct TreeBodies {
+    tree: Tree,
+    local: Vec<Local>,
+    /// Whether `tree` and `local` hold a factorization.
+    factorized: bool,
+}
+
+impl TreeBodies {
+    /// One solve with the last factors (see [`crate::tree`]): the local groups'
+    /// right-hand sides reduced onto their bodies, the tree solved, their $\Delta\lambda_g$
+    /// recovered.
+    fn solve(
+        &mut self,
+        groups: &[RowGroup],
+        b_u: &[f64],
+        b_g: &[Vector6<f64>],
+    ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
+        let mut du = b_u.to_vec();
+        let mut ys = Vec::with_capacity(self.local.len());
+        for l in &self.local {
+            let g = l.group;
+            ys.push(
+                l.eliminated
+                    .forward(&l.force, &groups[g], &b_g[g], &mut du)?,
+            );
+        }
+        let mut r_u: Vec<Vector6<f64>> = (0..du.len() / 6).map(|k| block(&du, k)).collect();
+        let mut dl = vec![Vector6::zeros(); groups.len()];
+        self.tree.solve(&mut r_u, groups, b_g, &mut dl)?;
+        for (d, r) in du.chunks_exact_mut(6).zip(&r_u) {
+            d.copy_from_slice(r.as_slice());
+        }
+        for (l, y) in self.local.iter().zip(&ys) {
+            dl[l.group] = l.eliminated.back(y, &groups[l.group], &du);
+        }
+        Ok((du, dl))
+    }
+}
+
 /// How the body system is factorized: along the bodies' forest, or by sparse LU.
 enum Structure {
-    Tree(Tree),
+    Tree(Box<TreeBodies>),
     Sparse(Box<SparseBodies>),
 }
 
@@ -252,13 +316,26 @@ pub struct ReducedLu {
 }
 
 impl ReducedLu {
-    /// The factorization for `nd` dynamic bodies, these groups and these body
-    /// couplings; along the tree if `along_tree` and the bodies form a forest.
-    pub fn new(nd: usize, groups: &[RowGroup], cross: &[(usize, usize)], along_tree: bool) -> Self {
-        let tree = along_tree.then(|| Tree::new(nd, groups, cross)).flatten();
+    /// The factorization for `nd` dynamic bodies (`massless` says which are massless
+    /// frames), these groups and these body couplings; along the tree if `along_tree`
+    /// and the bodies form a forest.
+    pub fn new(
+        nd: usize,
+        groups: &[RowGroup],
+        cross: &[(usize, usize)],
+        massless: &[bool],
+        along_tree: bool,
+    ) -> Self {
+        let tree = along_tree
+            .then(|| Tree::new(nd, groups, cross, massless))
+            .flatten();
         Self {
             structure: match tree {
-                Some(t) => Structure::Tree(t),
+                Some(tree) => Structure::Tree(Box::new(TreeBodies {
+                    tree,
+                    local: Vec::new(),
+                    factorized: false,
+                })),
                 None => Structure::Sparse(Box::new(SparseBodies::new(nd, groups, cross))),
             },
         }
@@ -269,13 +346,30 @@ impl ReducedLu {
         matches!(self.structure, Structure::Tree(_))
     }
 
+    /// Solves a Newton system with the factors of the last [`ReducedLu::solve`] (same
+    /// groups, new right-hand sides), without refinement: a chord step, for a system
+    /// that has barely changed since. `None` where there are no such factors (none yet,
+    /// the last factorization failed, or the system is not solved along a tree: faer's
+    /// sparse factors are not kept).
+    pub fn solve_again(
+        &mut self,
+        groups: &[RowGroup],
+        b_u: &[f64],
+        b_g: &[Vector6<f64>],
+    ) -> Option<(Vec<f64>, Vec<Vector6<f64>>)> {
+        match &mut self.structure {
+            Structure::Tree(t) if t.factorized => t.solve(groups, b_u, b_g).ok(),
+            _ => None,
+        }
+    }
+
     /// Solves the Newton system: returns $\Delta u$ and, per group, $\Delta\lambda_g$
     /// (its first `len` entries are the group's rows). `b_g` holds each group's
     /// right-hand side (zero on unused rows).
     ///
     /// Iterative refinement follows the solve: the residual of the unreduced
     /// system at the solution is solved for with the same factors and added, while it
-    /// at least halves and is above the rounding of the right-hand side (at most
+    /// at least halves and is above [`REFINED`] times the right-hand side (at most
     /// [`MAX_REFINEMENTS`] times). The penalty-like blocks of hard rows are about
     /// $1/\delta = 10^{10}$ times the bodies' masses, so the reduced solve alone can leave
     /// relative errors near $\epsilon/\delta \approx 10^{-6}$; refined, the direction is as
@@ -292,39 +386,27 @@ impl ReducedLu {
     ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
         let system = Unreduced { a, groups, systems };
         match &mut self.structure {
-            Structure::Tree(tree) => {
-                let locals = tree.local_groups();
+            Structure::Tree(t) => {
+                t.factorized = false;
                 let mut diagonal = a.diagonal.clone();
-                let mut local = Vec::with_capacity(locals.len());
-                for &g in locals {
+                t.local.clear();
+                for &g in t.tree.local_groups() {
                     // One body, or a body and itself: every block is its diagonal's.
-                    let (e, update) = Eliminated::new(&groups[g], &systems[g])?;
+                    let (eliminated, update) = Eliminated::new(&groups[g], &systems[g])?;
                     for (i, bi) in groups[g].bodies.iter().enumerate() {
                         if let Some(bi) = bi {
                             diagonal[*bi] += update[i].iter().sum::<Matrix6<f64>>();
                         }
                     }
-                    local.push(e);
+                    t.local.push(Local {
+                        group: g,
+                        eliminated,
+                        force: systems[g].force,
+                    });
                 }
-                let factors = tree.factorize(diagonal, a, groups, systems)?;
-                system.refine(b_u, b_g, |b_u, b_g| {
-                    let mut r_u = b_u.to_vec();
-                    let mut ys = Vec::with_capacity(locals.len());
-                    for (&g, e) in locals.iter().zip(&local) {
-                        ys.push(e.forward(&systems[g], &groups[g], &b_g[g], &mut r_u)?);
-                    }
-                    let mut dl = vec![Vector6::zeros(); groups.len()];
-                    let r_u = (0..r_u.len() / 6).map(|k| block(&r_u, k)).collect();
-                    let du: Vec<f64> = factors
-                        .solve(r_u, groups, b_g, &mut dl)?
-                        .iter()
-                        .flat_map(|v| v.iter().copied())
-                        .collect();
-                    for ((&g, e), y) in locals.iter().zip(&local).zip(&ys) {
-                        dl[g] = e.back(y, &groups[g], &du);
-                    }
-                    Ok((du, dl))
-                })
+                t.tree.factorize(&mut diagonal, a, groups, systems)?;
+                t.factorized = true;
+                system.refine(b_u, b_g, |b_u, b_g| t.solve(groups, b_u, b_g))
             }
             Structure::Sparse(sparse) => {
                 let mut values = vec![Matrix6::zeros(); sparse.blocks.len()];
@@ -353,7 +435,7 @@ impl ReducedLu {
                         let mut y = Vec::with_capacity(b_g.len());
                         for (((g, s), e), b) in groups.iter().zip(systems).zip(&eliminated).zip(b_g)
                         {
-                            y.push(e.forward(s, g, b, &mut du)?);
+                            y.push(e.forward(&s.force, g, b, &mut du)?);
                         }
                         solve_bodies(&mut du)?;
                         let dl = y
@@ -409,7 +491,7 @@ impl Unreduced<'_> {
                 r_g.push(b - s.jacobian * slots(&du, g.bodies) - s.diagonal * dlg);
             }
             let r = size(&r_u, &r_g);
-            if r <= f64::EPSILON * scale || r > 0.5 * previous {
+            if r <= REFINED * scale || r > 0.5 * previous {
                 break;
             }
             previous = r;

@@ -35,7 +35,8 @@
 
 use nalgebra::allocator::Allocator;
 use nalgebra::{
-    DefaultAllocator, DimMin, Dyn, Matrix6, OMatrix, OVector, U6, U12, Vector6, linalg::LU,
+    DMatrix, DVector, DefaultAllocator, Dim, DimMin, Dyn, Matrix6, OMatrix, OVector, U1, U6,
+    Vector6, linalg::LU,
 };
 
 use crate::reduced::{BodyMatrix, GroupSystem, RowGroup};
@@ -55,15 +56,27 @@ struct Link {
     cross_down: Vec<usize>,
 }
 
+impl Link {
+    /// Its block's unknowns, padding included: the body's six and the rows'.
+    fn unknowns(&self) -> usize {
+        6 + self.rows.max(SMALL)
+    }
+}
+
 /// The forest of a row pattern (see the module doc); `None` from [`Tree::new`] when the
 /// bodies' graph has a loop.
-#[derive(Clone, Debug, PartialEq)]
 pub struct Tree {
     /// Non-root bodies, children before their parents.
     links: Vec<Link>,
     roots: Vec<usize>,
     /// Groups on one dynamic body (or on a body and itself), eliminated onto it first.
     local: Vec<usize>,
+    /// The factors of the last [`Tree::factorize`]: each link's block, each root's LU.
+    blocks: Vec<Block>,
+    root_lu: Vec<LU<f64, U6, U6>>,
+    /// Where each link's unknowns start in `z`, the solves' workspace.
+    offsets: Vec<usize>,
+    z: Vec<f64>,
 }
 
 /// Whether a group joins two different dynamic bodies (an edge of the forest).
@@ -77,8 +90,14 @@ fn joins(g: &RowGroup) -> Option<(usize, usize)> {
 impl Tree {
     /// The forest of `nd` dynamic bodies joined by these groups and body couplings
     /// (`(row body, column body)` of each [`BodyMatrix::cross`] block), or `None` if
-    /// they close a loop.
-    pub fn new(nd: usize, groups: &[RowGroup], cross: &[(usize, usize)]) -> Option<Self> {
+    /// they close a loop; `massless` says which bodies are massless frames (their links
+    /// are pivoted whole, [`PivotedBlock`]).
+    pub fn new(
+        nd: usize,
+        groups: &[RowGroup],
+        cross: &[(usize, usize)],
+        massless: &[bool],
+    ) -> Option<Self> {
         let mut neighbours: Vec<Vec<usize>> = vec![Vec::new(); nd];
         let mut root_of: Vec<usize> = (0..nd).collect();
         fn find(root_of: &mut [usize], mut k: usize) -> usize {
@@ -170,7 +189,19 @@ impl Tree {
                 links[link_of[b]].cross_down.push(ci);
             }
         }
+        let blocks = links
+            .iter()
+            .map(|l| Block::for_link(l, massless[l.body]))
+            .collect();
+        let mut offsets = vec![0];
+        for l in &links {
+            offsets.push(offsets[offsets.len() - 1] + l.unknowns());
+        }
         Some(Self {
+            z: vec![0.0; offsets[links.len()]],
+            offsets,
+            blocks,
+            root_lu: Vec::with_capacity(roots.len()),
             links,
             roots,
             local,
@@ -183,46 +214,77 @@ impl Tree {
     }
 
     /// Factorizes the body system along the tree: `diagonal` is $A$'s diagonal with the
-    /// local groups already eliminated onto it.
+    /// local groups already eliminated onto it (used up: the links are eliminated onto
+    /// it).
     pub fn factorize(
-        &self,
-        mut diagonal: Vec<Matrix6<f64>>,
+        &mut self,
+        diagonal: &mut [Matrix6<f64>],
         a: &BodyMatrix,
         groups: &[RowGroup],
         systems: &[GroupSystem],
-    ) -> Result<TreeFactors<'_>, SolveFailure> {
-        let mut blocks = Vec::with_capacity(self.links.len());
-        for l in &self.links {
-            let inputs = (&diagonal[l.body], a, groups, systems);
-            let (block, update) = if 6 + l.rows <= SMALL {
-                let (b, u) = LinkBlock::new(U12, l, inputs)?;
-                (Block::Small(b), u)
-            } else {
-                let (b, u) = LinkBlock::new(Dyn(6 + l.rows), l, inputs)?;
-                (Block::Large(b), u)
-            };
+    ) -> Result<(), SolveFailure> {
+        for (l, block) in self.links.iter().zip(&mut self.blocks) {
+            let update = block.factor(l, (&diagonal[l.body], a, groups, systems))?;
             diagonal[l.parent] -= update;
-            blocks.push(block);
         }
-        let roots = self
-            .roots
-            .iter()
-            .map(|&r| diagonal[r].lu())
-            .collect::<Vec<_>>();
-        Ok(TreeFactors {
-            tree: self,
-            blocks,
-            roots,
-        })
+        self.root_lu.clear();
+        self.root_lu
+            .extend(self.roots.iter().map(|&r| diagonal[r].lu()));
+        Ok(())
+    }
+
+    /// Solves the body system with the link groups' rows as unknowns, with the factors
+    /// of the last [`Tree::factorize`]: `r_u` is the bodies' right-hand side with the
+    /// local groups already eliminated onto it, and becomes $\Delta u$; `b_g` is every
+    /// group's; writes the link groups' $\Delta\lambda_g$ into `dl` (the local groups'
+    /// entries are left as they are).
+    pub fn solve(
+        &mut self,
+        r_u: &mut [Vector6<f64>],
+        groups: &[RowGroup],
+        b_g: &[Vector6<f64>],
+        dl: &mut [Vector6<f64>],
+    ) -> Result<(), SolveFailure> {
+        // Each link's r_b, then y_b, then x_b, in its stretch of z.
+        for (i, (l, b)) in self.links.iter().zip(&self.blocks).enumerate() {
+            let z = &mut self.z[self.offsets[i]..self.offsets[i + 1]];
+            z.fill(0.0);
+            z[..6].copy_from_slice(r_u[l.body].as_slice());
+            let mut at = 6;
+            for &(g, _) in &l.groups {
+                let len = groups[g].len;
+                z[at..at + len].copy_from_slice(&b_g[g].as_slice()[..len]);
+                at += len;
+            }
+            r_u[l.parent] -= b.forward(z)?;
+        }
+        for (&r, lu) in self.roots.iter().zip(&self.root_lu) {
+            if !lu.solve_mut(&mut r_u[r]) {
+                return Err(SolveFailure::Singular);
+            }
+        }
+        for (i, (l, b)) in self.links.iter().zip(&self.blocks).enumerate().rev() {
+            let z = &mut self.z[self.offsets[i]..self.offsets[i + 1]];
+            b.back(z, &r_u[l.parent]);
+            r_u[l.body] = Vector6::from_column_slice(&z[..6]);
+            let mut at = 6;
+            for &(g, _) in &l.groups {
+                let len = groups[g].len;
+                dl[g] = Vector6::zeros();
+                dl[g].as_mut_slice()[..len].copy_from_slice(&z[at..at + len]);
+                at += len;
+            }
+        }
+        Ok(())
     }
 }
 
-/// Most unknowns of a link block held in fixed-size matrices (a body and up to six
-/// rows: a joint with its drive or range); larger blocks are heap-allocated. A smaller
-/// block is padded with identity rows (unknowns that stay zero).
-const SMALL: usize = 12;
+/// Most rows of a link held in fixed-size matrices (a joint with its drive or range);
+/// a link with more rows has heap-allocated blocks. A link with fewer is padded with
+/// identity rows (unknowns that stay zero).
+const SMALL: usize = 6;
 
-/// A body, the groups joining it to its parent and what [`LinkBlock::new`] reads:
+/// A body, the groups joining it to its parent and what [`LinkBlock::factor`] reads:
 /// the body's diagonal block and the Newton system's blocks.
 type LinkInputs<'a> = (
     &'a Matrix6<f64>,
@@ -231,77 +293,233 @@ type LinkInputs<'a> = (
     &'a [GroupSystem],
 );
 
-/// One link's factorized block: the LU of $K_b$, $X_b = K_b^{-1}C_{bp}$ and $C_{pb}$,
-/// of dimension `D` ([`SMALL`] on the stack, or dynamic).
-struct LinkBlock<D: DimMin<D, Output = D>>
+/// A link's blocks of the Newton matrix (see the module doc), its rows padded to `M`
+/// (identity on $D$'s unused rows, zero elsewhere): $B_b = -hF_b^\top$,
+/// $B_p = -hF_p^\top$, $G_b$, $G_p$, $D$, and the stiffness couplings $A_{bp}$, $A_{pb}$.
+struct LinkRows<M: Dim>
 where
-    DefaultAllocator: Allocator<D, D> + Allocator<D, U6> + Allocator<U6, D> + Allocator<D>,
+    DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6>,
 {
-    lu: LU<f64, D, D>,
-    x: OMatrix<f64, D, U6>,
-    down: OMatrix<f64, U6, D>,
+    b_b: OMatrix<f64, U6, M>,
+    b_p: OMatrix<f64, U6, M>,
+    g: OMatrix<f64, M, U6>,
+    g_p: OMatrix<f64, M, U6>,
+    d: OMatrix<f64, M, M>,
+    a_bp: Matrix6<f64>,
+    a_pb: Matrix6<f64>,
 }
 
-impl<D: DimMin<D, Output = D>> LinkBlock<D>
+impl<M: Dim> LinkRows<M>
 where
-    DefaultAllocator: Allocator<D, D> + Allocator<D, U6> + Allocator<U6, D> + Allocator<D>,
+    DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6>,
 {
-    /// Factorizes link `l`'s block of dimension `n` (at least 6 + its rows); also
-    /// returns $C_{pb}K_b^{-1}C_{bp}$, to subtract from the parent's block.
-    fn new(
-        n: D,
-        l: &Link,
-        (diagonal, a, groups, systems): LinkInputs,
-    ) -> Result<(Self, Matrix6<f64>), SolveFailure> {
-        let mut k = OMatrix::<f64, D, D>::identity_generic(n, n);
-        let mut up = OMatrix::<f64, D, U6>::zeros_generic(n, U6);
-        let mut down = OMatrix::<f64, U6, D>::zeros_generic(U6, n);
-        k.fixed_view_mut::<6, 6>(0, 0).copy_from(diagonal);
-        for &c in &l.cross_up {
-            let mut v = up.fixed_view_mut::<6, 6>(0, 0);
-            v += &a.cross[c].2;
-        }
-        for &c in &l.cross_down {
-            let mut v = down.fixed_view_mut::<6, 6>(0, 0);
-            v += &a.cross[c].2;
-        }
-        let mut r = 6;
-        for &(g, slot) in &l.groups {
-            let (s, len) = (&systems[g], groups[g].len);
-            let other = 6 * (1 - slot);
-            k.view_mut((0, r), (6, len))
-                .copy_from(&-s.force.view((0, 6 * slot), (len, 6)).transpose());
-            k.view_mut((r, 0), (len, 6))
-                .copy_from(&s.jacobian.view((0, 6 * slot), (len, 6)));
-            k.view_mut((r, r), (len, len))
-                .copy_from(&s.diagonal.view((0, 0), (len, len)));
-            up.view_mut((r, 0), (len, 6))
-                .copy_from(&s.jacobian.view((0, other), (len, 6)));
-            down.view_mut((0, r), (6, len))
-                .copy_from(&-s.force.view((0, other), (len, 6)).transpose());
+    /// Link `l`'s blocks with `m` rows (at least its own).
+    fn gather(m: M, l: &Link, (_, a, groups, systems): LinkInputs) -> Self {
+        let mut rows = Self {
+            b_b: OMatrix::zeros_generic(U6, m),
+            b_p: OMatrix::zeros_generic(U6, m),
+            g: OMatrix::zeros_generic(m, U6),
+            g_p: OMatrix::zeros_generic(m, U6),
+            d: OMatrix::identity_generic(m, m),
+            a_bp: Matrix6::zeros(),
+            a_pb: Matrix6::zeros(),
+        };
+        let mut r = 0;
+        for &(gi, slot) in &l.groups {
+            let (s, len) = (&systems[gi], groups[gi].len);
+            let (own, other) = (6 * slot, 6 * (1 - slot));
+            for i in 0..len {
+                for c in 0..6 {
+                    rows.b_b[(c, r + i)] = -s.force[(i, own + c)];
+                    rows.b_p[(c, r + i)] = -s.force[(i, other + c)];
+                    rows.g[(r + i, c)] = s.jacobian[(i, own + c)];
+                    rows.g_p[(r + i, c)] = s.jacobian[(i, other + c)];
+                }
+                for j in 0..len {
+                    rows.d[(r + i, r + j)] = s.diagonal[(i, j)];
+                }
+            }
             r += len;
         }
+        for &c in &l.cross_up {
+            rows.a_bp += a.cross[c].2;
+        }
+        for &c in &l.cross_down {
+            rows.a_pb += a.cross[c].2;
+        }
+        rows
+    }
+}
+
+/// The block of a link whose body has no mass (a massless frame of a compound joint,
+/// [`axion_math::MassProperties::massless`]) or whose body block $A_{bb}$ is singular:
+/// the whole $K_b$ factorized by LU with partial pivoting, which pivots on the joint's
+/// rows where the body has no mass; $X_b = K_b^{-1}C_{bp}$ and $C_{pb}$ as in
+/// [`LinkBlock`]. Eliminating a massless body first would subtract
+/// $A_{bb}^{-1}$-sized terms from each other in every solve and lose their digits.
+struct PivotedBlock {
+    lu: LU<f64, Dyn, Dyn>,
+    x: DMatrix<f64>,
+    down: DMatrix<f64>,
+}
+
+impl PivotedBlock {
+    /// A block for link `l`, not yet factorized.
+    fn empty(l: &Link) -> Self {
+        let n = 6 + l.rows;
+        Self {
+            lu: DMatrix::identity(n, n).lu(),
+            x: DMatrix::zeros(n, 6),
+            down: DMatrix::zeros(6, n),
+        }
+    }
+
+    /// Factorizes link `l`'s block into `block`; returns $C_{pb}K_b^{-1}C_{bp}$.
+    fn factor(
+        block: &mut Block,
+        l: &Link,
+        inputs: LinkInputs,
+    ) -> Result<Matrix6<f64>, SolveFailure> {
+        let (b, update) = Self::new(l, inputs)?;
+        *block = Block::Pivoted(b);
+        Ok(update)
+    }
+
+    /// Factorizes link `l`'s block; also returns $C_{pb}K_b^{-1}C_{bp}$.
+    fn new(l: &Link, inputs: LinkInputs) -> Result<(Self, Matrix6<f64>), SolveFailure> {
+        let rows = LinkRows::gather(Dyn(l.rows), l, inputs);
+        let n = 6 + l.rows;
+        let mut k = DMatrix::zeros(n, n);
+        k.fixed_view_mut::<6, 6>(0, 0).copy_from(inputs.0);
+        k.view_mut((0, 6), (6, l.rows)).copy_from(&rows.b_b);
+        k.view_mut((6, 0), (l.rows, 6)).copy_from(&rows.g);
+        k.view_mut((6, 6), (l.rows, l.rows)).copy_from(&rows.d);
+        let mut up = DMatrix::zeros(n, 6);
+        up.fixed_view_mut::<6, 6>(0, 0).copy_from(&rows.a_bp);
+        up.view_mut((6, 0), (l.rows, 6)).copy_from(&rows.g_p);
+        let mut down = DMatrix::zeros(6, n);
+        down.fixed_view_mut::<6, 6>(0, 0).copy_from(&rows.a_pb);
+        down.view_mut((0, 6), (6, l.rows)).copy_from(&rows.b_p);
         let lu = k.lu();
         let x = lu.solve(&up).ok_or(SolveFailure::Singular)?;
-        let update = &down * &x;
+        let update = Matrix6::from_iterator((&down * &x).iter().copied());
         Ok((Self { lu, x, down }, update))
     }
 
-    /// Forward pass: `y` holds $r_b$ and becomes $K_b^{-1}r_b$; returns $C_{pb}y_b$.
-    fn forward(&self, y: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
-        let (n, _) = self.x.shape_generic();
-        let mut v = OVector::<f64, D>::from_column_slice_generic(n, nalgebra::U1, y);
+    /// Forward pass on the link's unknowns (body then rows, `6 + rows` of them):
+    /// $K_b^{-1}r_b$ in place; returns $C_{pb}$ times it.
+    fn forward(&self, z: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
+        let mut v = DVector::from_column_slice(z);
         if !self.lu.solve_mut(&mut v) {
             return Err(SolveFailure::Singular);
         }
-        y.copy_from_slice(v.as_slice());
-        Ok(&self.down * v)
+        z.copy_from_slice(v.as_slice());
+        Ok(Vector6::from_iterator((&self.down * v).iter().copied()))
     }
 
     /// Backward pass: $x_b = y_b - X_b\Delta u_p$, in place.
-    fn back(&self, y: &mut [f64], du_parent: &Vector6<f64>) {
-        for (y, d) in y.iter_mut().zip((&self.x * du_parent).iter()) {
-            *y -= d;
+    fn back(&self, z: &mut [f64], du_parent: &Vector6<f64>) {
+        for (z, d) in z.iter_mut().zip((&self.x * du_parent).iter()) {
+            *z -= d;
+        }
+    }
+}
+
+/// One link's factorized block (see the module doc), eliminated body first:
+/// with $B_b = -hF_b^\top$, $V = A_{bb}^{-1}B_b$ and the rows' Schur complement
+/// $S = D - G_bV = D + G_bA_{bb}^{-1}hF_b^\top$,
+/// $$K_b^{-1}\begin{bmatrix}r\\ s\end{bmatrix} = \begin{bmatrix}x' - Vy\\ y\end{bmatrix},
+///   \qquad x' = A_{bb}^{-1}r,\quad y = S^{-1}(s - G_bx').$$
+/// These are the pivots of the block's LU in the module doc's order, without the
+/// padding and the pivot search over the whole block: $A_{bb}$ is a body's (articulated)
+/// mass matrix, inverted outright (it is as well conditioned as the body's inertia, and
+/// a 6 × 6 product is cheaper than the triangular solves), and $S$ is the inverse
+/// inertia its joint sees, factorized by LU with partial pivoting (it is as singular as
+/// the joint's rows are redundant). `M` is the link's row dimension ([`SMALL`] on the
+/// stack, or dynamic).
+struct LinkBlock<M: DimMin<M, Output = M>>
+where
+    DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
+{
+    /// $A_{bb}^{-1}$.
+    a_inv: Matrix6<f64>,
+    /// $V = A_{bb}^{-1}B_b$.
+    v: OMatrix<f64, U6, M>,
+    /// $G_b$.
+    g: OMatrix<f64, M, U6>,
+    /// LU of $S$.
+    s: LU<f64, M, M>,
+    /// $X_b = K_b^{-1}C_{bp}$: its body rows and its constraint rows.
+    x_body: Matrix6<f64>,
+    x_rows: OMatrix<f64, M, U6>,
+    /// $C_{pb} = [A_{pb}\;\; -hF_p^\top]$.
+    a_pb: Matrix6<f64>,
+    b_p: OMatrix<f64, U6, M>,
+}
+
+impl<M: DimMin<M, Output = M>> LinkBlock<M>
+where
+    DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
+{
+    /// A block of `m` rows, not yet factorized.
+    fn empty(m: M) -> Self {
+        Self {
+            a_inv: Matrix6::identity(),
+            v: OMatrix::zeros_generic(U6, m),
+            g: OMatrix::zeros_generic(m, U6),
+            s: OMatrix::identity_generic(m, m).lu(),
+            x_body: Matrix6::zeros(),
+            x_rows: OMatrix::zeros_generic(m, U6),
+            a_pb: Matrix6::zeros(),
+            b_p: OMatrix::zeros_generic(U6, m),
+        }
+    }
+
+    /// Factorizes link `l`'s block in place; returns $C_{pb}K_b^{-1}C_{bp}$, to
+    /// subtract from the parent's block.
+    fn factor(&mut self, l: &Link, inputs: LinkInputs) -> Result<Matrix6<f64>, SolveFailure> {
+        self.a_inv = inputs.0.try_inverse().ok_or(SolveFailure::Singular)?;
+        let rows = LinkRows::gather(self.g.shape_generic().0, l, inputs);
+        self.g = rows.g;
+        self.b_p = rows.b_p;
+        self.a_pb = rows.a_pb;
+        self.v = self.a_inv * rows.b_b;
+        self.s = (rows.d - &self.g * &self.v).lu();
+        // X_b = K_b⁻¹ [A_bp; G_p]: x' = A_bb⁻¹A_bp, Y = S⁻¹(G_p − G_b x'), X = x' − V Y.
+        let x_first = self.a_inv * rows.a_bp;
+        self.x_rows = self
+            .s
+            .solve(&(rows.g_p - &self.g * x_first))
+            .ok_or(SolveFailure::Singular)?;
+        self.x_body = x_first - &self.v * &self.x_rows;
+        Ok(self.a_pb * self.x_body + &self.b_p * &self.x_rows)
+    }
+
+    /// Forward pass on the link's unknowns `z` (the body's six, then the rows' `M`):
+    /// $r_b$ in place becomes $K_b^{-1}r_b$; returns $C_{pb}$ times it.
+    fn forward(&self, z: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
+        let (body, rows) = z.split_at_mut(6);
+        let x = self.a_inv * Vector6::from_column_slice(body);
+        let m = self.g.shape_generic().0;
+        let mut y = OVector::<f64, M>::from_column_slice_generic(m, U1, rows);
+        y -= &self.g * x;
+        if !self.s.solve_mut(&mut y) {
+            return Err(SolveFailure::Singular);
+        }
+        let x = x - &self.v * &y;
+        body.copy_from_slice(x.as_slice());
+        rows.copy_from_slice(y.as_slice());
+        Ok(self.a_pb * x + &self.b_p * y)
+    }
+
+    /// Backward pass: $x_b = y_b - X_b\Delta u_p$, in place.
+    fn back(&self, z: &mut [f64], du_parent: &Vector6<f64>) {
+        let (body, rows) = z.split_at_mut(6);
+        for (z, d) in body.iter_mut().zip((self.x_body * du_parent).iter()) {
+            *z -= d;
+        }
+        for (z, d) in rows.iter_mut().zip((&self.x_rows * du_parent).iter()) {
+            *z -= d;
         }
     }
 }
@@ -312,87 +530,54 @@ where
     reason = "the fixed-size blocks are the common case and live inline in one Vec"
 )]
 enum Block {
-    Small(LinkBlock<U12>),
+    Small(LinkBlock<U6>),
     Large(LinkBlock<Dyn>),
+    Pivoted(PivotedBlock),
 }
 
 impl Block {
-    fn forward(&self, y: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
-        match self {
-            Block::Small(b) => b.forward(y),
-            Block::Large(b) => b.forward(y),
+    /// An empty block: pivoted for a massless body, else eliminated body first,
+    /// fixed-size if the link's rows fit.
+    fn for_link(l: &Link, massless: bool) -> Self {
+        if massless {
+            Block::Pivoted(PivotedBlock::empty(l))
+        } else if l.rows <= SMALL {
+            Block::Small(LinkBlock::empty(U6))
+        } else {
+            Block::Large(LinkBlock::empty(Dyn(l.rows)))
         }
     }
 
-    fn back(&self, y: &mut [f64], du_parent: &Vector6<f64>) {
-        match self {
-            Block::Small(b) => b.back(y, du_parent),
-            Block::Large(b) => b.back(y, du_parent),
+    /// Factorizes link `l`'s block, body first, or whole ([`PivotedBlock`]) if its body
+    /// is massless or its body block singular; returns $C_{pb}K_b^{-1}C_{bp}$.
+    fn factor(&mut self, l: &Link, inputs: LinkInputs) -> Result<Matrix6<f64>, SolveFailure> {
+        let body_first = match self {
+            Block::Small(b) => b.factor(l, inputs),
+            Block::Large(b) => b.factor(l, inputs),
+            Block::Pivoted(_) => return PivotedBlock::factor(self, l, inputs),
+        };
+        match body_first {
+            // Singular after all (stiffness beyond the body's mass): pivot the whole block.
+            Err(SolveFailure::Singular) => PivotedBlock::factor(self, l, inputs),
+            other => other,
         }
     }
 
-    /// Its unknowns, padding included.
-    fn size(&self) -> usize {
+    /// The forward pass of the link's block on its unknowns ([`Link::unknowns`]).
+    fn forward(&self, z: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
         match self {
-            Block::Small(_) => SMALL,
-            Block::Large(b) => b.x.nrows(),
+            Block::Small(b) => b.forward(z),
+            Block::Large(b) => b.forward(z),
+            Block::Pivoted(b) => b.forward(&mut z[..b.x.nrows()]),
         }
     }
-}
 
-/// The factors of one Newton matrix along its tree.
-pub struct TreeFactors<'t> {
-    tree: &'t Tree,
-    blocks: Vec<Block>,
-    roots: Vec<LU<f64, nalgebra::U6, nalgebra::U6>>,
-}
-
-impl TreeFactors<'_> {
-    /// Solves the body system with the link groups' rows as unknowns: `r_u` is the
-    /// bodies' right-hand side with the local groups already eliminated onto it,
-    /// `b_g` every group's; returns $\Delta u$ and writes the link groups' $\Delta\lambda_g$
-    /// into `dl` (the local groups' entries are left as they are).
-    pub fn solve(
-        &self,
-        mut r_u: Vec<Vector6<f64>>,
-        groups: &[RowGroup],
-        b_g: &[Vector6<f64>],
-        dl: &mut [Vector6<f64>],
-    ) -> Result<Vec<Vector6<f64>>, SolveFailure> {
-        // Each link's r_b, then y_b, then x_b, one after the other.
-        let mut offsets = Vec::with_capacity(self.blocks.len() + 1);
-        offsets.push(0);
-        for b in &self.blocks {
-            offsets.push(offsets[offsets.len() - 1] + b.size());
+    /// The backward pass of the link's block on its unknowns.
+    fn back(&self, z: &mut [f64], du_parent: &Vector6<f64>) {
+        match self {
+            Block::Small(b) => b.back(z, du_parent),
+            Block::Large(b) => b.back(z, du_parent),
+            Block::Pivoted(b) => b.back(&mut z[..b.x.nrows()], du_parent),
         }
-        let mut ys = vec![0.0; offsets[self.blocks.len()]];
-        for (i, (l, b)) in self.tree.links.iter().zip(&self.blocks).enumerate() {
-            let y = &mut ys[offsets[i]..offsets[i + 1]];
-            y[..6].copy_from_slice(r_u[l.body].as_slice());
-            let mut at = 6;
-            for &(g, _) in &l.groups {
-                let len = groups[g].len;
-                y[at..at + len].copy_from_slice(&b_g[g].as_slice()[..len]);
-                at += len;
-            }
-            r_u[l.parent] -= b.forward(y)?;
-        }
-        let mut du = r_u;
-        for (&r, lu) in self.tree.roots.iter().zip(&self.roots) {
-            du[r] = lu.solve(&du[r]).ok_or(SolveFailure::Singular)?;
-        }
-        for (i, (l, b)) in self.tree.links.iter().zip(&self.blocks).enumerate().rev() {
-            let x = &mut ys[offsets[i]..offsets[i + 1]];
-            b.back(x, &du[l.parent]);
-            du[l.body] = Vector6::from_column_slice(&x[..6]);
-            let mut at = 6;
-            for &(g, _) in &l.groups {
-                let len = groups[g].len;
-                dl[g] = Vector6::zeros();
-                dl[g].as_mut_slice()[..len].copy_from_slice(&x[at..at + len]);
-                at += len;
-            }
-        }
-        Ok(du)
     }
 }

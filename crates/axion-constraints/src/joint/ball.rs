@@ -4,7 +4,7 @@
 use super::JointGeometry;
 use nalgebra::Vector3;
 
-use super::lock::{point_lock_stiffness, point_locks};
+use super::lock::{point_locks, point_locks_stiffness};
 use crate::row::PositionRow;
 use crate::stiffness::Stiffness;
 
@@ -15,12 +15,5 @@ pub fn rows(g: &JointGeometry) -> [PositionRow; 3] {
 
 /// Geometric stiffness of the three rows with multipliers `lambda`.
 pub fn stiffness(g: &JointGeometry, lambda: &[f64; 3]) -> Stiffness {
-    let mut k = Stiffness::zeros();
-    for (i, e) in [Vector3::x(), Vector3::y(), Vector3::z()]
-        .iter()
-        .enumerate()
-    {
-        k += point_lock_stiffness(g, e, lambda[i]);
-    }
-    k
+    point_locks_stiffness(g, &Vector3::from(*lambda))
 }

@@ -2,7 +2,9 @@
 //! [angle locks](super::lock::angle_lock), $c = [p_c - p_p,\ 2 s\thinspace \mathbf v_{rel}]$.
 
 use super::JointGeometry;
-use super::lock::{angle_lock_stiffness, angle_locks};
+use nalgebra::Vector3;
+
+use super::lock::{angle_locks, angle_locks_stiffness};
 use crate::row::PositionRow;
 use crate::stiffness::Stiffness;
 
@@ -16,8 +18,6 @@ pub fn rows(g: &JointGeometry) -> [PositionRow; 6] {
 /// Geometric stiffness of the six rows with multipliers `lambda`.
 pub fn stiffness(g: &JointGeometry, lambda: &[f64; 6]) -> Stiffness {
     let mut k = super::ball::stiffness(g, &[lambda[0], lambda[1], lambda[2]]);
-    for i in 0..3 {
-        k += angle_lock_stiffness(g, i, lambda[3 + i]);
-    }
+    k += angle_locks_stiffness(g, &Vector3::new(lambda[3], lambda[4], lambda[5]));
     k
 }

@@ -44,6 +44,12 @@ pub fn point_lock_stiffness(g: &JointGeometry, e: &Vector3<f64>, lambda: f64) ->
     k
 }
 
+/// Geometric stiffness of the three [`point_locks`] with multipliers `lambda`: linear
+/// in $\lambda e$, so one [`point_lock_stiffness`] along $e = \lambda$.
+pub fn point_locks_stiffness(g: &JointGeometry, lambda: &Vector3<f64>) -> Stiffness {
+    point_lock_stiffness(g, lambda, 1.0)
+}
+
 /// The three point-lock rows along the world axes.
 pub fn point_locks(g: &JointGeometry) -> [PositionRow; 3] {
     [Vector3::x(), Vector3::y(), Vector3::z()].map(|e| point_lock(g, &e))
@@ -67,27 +73,30 @@ pub fn angle_lock(g: &JointGeometry, k: usize) -> PositionRow {
     }
 }
 
-/// Geometric stiffness of an [`angle_lock`]: the torque $\lambda g$ on the child
-/// ($-\lambda g$ on the parent), $g = s R_{wp}(w e_k + \mathbf v\times e_k)$, turns with
+/// Geometric stiffness of the three [`angle_locks`] with multipliers $\lambda_k$. Row $k$'s
+/// torque $\lambda g$ on the child ($-\lambda g$ on the parent),
+/// $g = s R_{wp}(w e_k + \mathbf v\times e_k)$, turns with
 /// $$\frac{\partial g}{\partial\phi_c} = -A,\qquad \frac{\partial g}{\partial\phi_p} = -\operatorname{skew}(g) + A,\qquad
 ///   A = \frac s2 R_{wp}\big(e_k\mathbf v^\top + \operatorname{skew}(e_k)(wI - \operatorname{skew}(\mathbf v))\big)R_{wp}^\top,$$
 /// from $\delta\theta_{rel} = \tfrac12[0, R_{wp}^\top(\delta\phi_c - \delta\phi_p)]\otimes\theta_{rel}$.
-pub fn angle_lock_stiffness(g: &JointGeometry, k: usize, lambda: f64) -> Stiffness {
+/// $g$ and $A$ are linear in $e_k$, so the sum over the rows is this formula once with
+/// $e_k$ replaced by $e = (\lambda_0, \lambda_1, \lambda_2)$ and multiplier 1.
+pub fn angle_locks_stiffness(g: &JointGeometry, lambda: &Vector3<f64>) -> Stiffness {
     let rel = g.relative_rotation();
     let (w, v) = (rel.w, rel.imag());
     let s = if w < 0.0 { -1.0 } else { 1.0 };
-    let e = Vector3::ith(k, 1.0);
+    let e = lambda;
     let r = g.frame_parent.rotation.to_rotation_matrix().into_inner();
-    let gw = r * ((e * w + v.cross(&e)) * s);
+    let gw = r * ((e * w + v.cross(e)) * s);
     let m = e * v.transpose() + e.cross_matrix() * (Matrix3::identity() * w - v.cross_matrix());
     let a = r * m * r.transpose() * (0.5 * s);
     let dg_child = -a;
     let dg_parent = a - gw.cross_matrix();
     let mut st = Stiffness::zeros();
-    st.add(CHILD, CHILD, ANG, ANG, &(dg_child * lambda));
-    st.add(CHILD, PARENT, ANG, ANG, &(dg_parent * lambda));
-    st.add(PARENT, CHILD, ANG, ANG, &(dg_child * -lambda));
-    st.add(PARENT, PARENT, ANG, ANG, &(dg_parent * -lambda));
+    st.add(CHILD, CHILD, ANG, ANG, &dg_child);
+    st.add(CHILD, PARENT, ANG, ANG, &dg_parent);
+    st.add(PARENT, CHILD, ANG, ANG, &-dg_child);
+    st.add(PARENT, PARENT, ANG, ANG, &-dg_parent);
     st
 }
 

@@ -9,7 +9,9 @@
 use axion_math::{UnitAxis, orthobasis};
 
 use super::JointGeometry;
-use super::lock::{angle_lock_stiffness, angle_locks, slide_lock, slide_lock_stiffness};
+use nalgebra::Vector3;
+
+use super::lock::{angle_locks, angle_locks_stiffness, slide_lock, slide_lock_stiffness};
 use crate::row::PositionRow;
 use crate::stiffness::Stiffness;
 
@@ -20,13 +22,12 @@ pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
     [slide_lock(g, &b1), slide_lock(g, &b2), r0, r1, r2]
 }
 
-/// Geometric stiffness of the five rows with multipliers `lambda`.
+/// Geometric stiffness of the five rows with multipliers `lambda`. The slide locks'
+/// stiffness is linear in $b$ (through $n = R_{wp}b$), so their two rows are one
+/// [`slide_lock_stiffness`] along $\lambda_0b_1 + \lambda_1b_2$.
 pub fn stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: &[f64; 5]) -> Stiffness {
     let (b1, b2) = orthobasis(&axis.vector());
-    let mut k = slide_lock_stiffness(g, &b1, lambda[0]);
-    k += slide_lock_stiffness(g, &b2, lambda[1]);
-    for i in 0..3 {
-        k += angle_lock_stiffness(g, i, lambda[2 + i]);
-    }
+    let mut k = slide_lock_stiffness(g, &(b1 * lambda[0] + b2 * lambda[1]), 1.0);
+    k += angle_locks_stiffness(g, &Vector3::new(lambda[2], lambda[3], lambda[4]));
     k
 }

@@ -12,7 +12,7 @@ use super::JointGeometry;
 use axion_math::orthobasis;
 use nalgebra::Vector3;
 
-use super::lock::{axis_alignment_stiffness, axis_alignments, point_lock_stiffness, point_locks};
+use super::lock::{axis_alignment_stiffness, axis_alignments, point_locks, point_locks_stiffness};
 use crate::row::PositionRow;
 use crate::stiffness::Stiffness;
 
@@ -23,18 +23,14 @@ pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
     [p0, p1, p2, a0, a1]
 }
 
-/// Geometric stiffness of the five rows with multipliers `lambda`.
+/// Geometric stiffness of the five rows with multipliers `lambda`. Each part is linear
+/// in its direction ($\lambda e$ of a point lock, $b$ of an alignment through
+/// $b_p = R_{wp}b$), so the three point locks are one along $(\lambda_0, \lambda_1, \lambda_2)$
+/// and the two alignments one along $\lambda_3b_1 + \lambda_4b_2$.
 pub fn stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: &[f64; 5]) -> Stiffness {
     let a = axis.vector();
     let (b1, b2) = orthobasis(&a);
-    let mut k = Stiffness::zeros();
-    for (i, e) in [Vector3::x(), Vector3::y(), Vector3::z()]
-        .iter()
-        .enumerate()
-    {
-        k += point_lock_stiffness(g, e, lambda[i]);
-    }
-    k += axis_alignment_stiffness(g, &a, &b1, lambda[3]);
-    k += axis_alignment_stiffness(g, &a, &b2, lambda[4]);
+    let mut k = point_locks_stiffness(g, &Vector3::new(lambda[0], lambda[1], lambda[2]));
+    k += axis_alignment_stiffness(g, &a, &(b1 * lambda[3] + b2 * lambda[4]), 1.0);
     k
 }
