@@ -289,21 +289,46 @@ fn solve(s: &Scene, along_tree: bool) -> (ReducedLu, DVector<f64>) {
     (lu, x)
 }
 
+/// A solution `x` of scene `s` without redundant rows is backward stable (its residual
+/// within 1e-12 of the matrix's size times the solution's) and as close to a dense LU's
+/// solution as the refinement's stop (`REFINED`, a residual of 1e-12) allows: within
+/// 1e-12 times the condition number, or 1e-10 where that is below 100. Random scenes are
+/// mostly well conditioned; nearly dependent rows or massless frames take the
+/// condition number to 1e7–1e10 in some, where no solve (the dense LU's included) is
+/// closer to the exact solution than that.
+fn assert_accurate(s: &Scene, x: &DVector<f64>) -> Result<(), TestCaseError> {
+    let (k, rhs) = unreduced(s);
+    let residual = (&k * x - &rhs).amax();
+    let size = k.amax() * x.amax() + rhs.amax();
+    prop_assert!(
+        residual <= 1e-12 * size,
+        "residual {residual:e} of {size:e}"
+    );
+    let singular = k.clone().singular_values();
+    let condition = singular.max() / singular.min();
+    let dense = k.full_piv_lu().solve(&rhs).expect("non-singular");
+    let error = (x - &dense).amax();
+    let bound = 1e-12 * condition.max(100.0) * dense.amax();
+    prop_assert!(
+        error <= bound,
+        "off by {error:e} of {:e} (condition {condition:e})",
+        dense.amax()
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
-    /// Without redundant rows the whole system is well conditioned: the tree solve (and
-    /// the sparse LU) give a dense LU's solution of it to 1e-10 of its size.
+    /// Without redundant rows the tree solve (and the sparse LU) give a dense LU's
+    /// solution ([`assert_accurate`]).
     #[test]
     fn tree_solve_matches_a_dense_lu(nd in 1usize..24, seed in any::<u64>()) {
         let s = scene(nd, seed, false, false, false);
-        let (k, rhs) = unreduced(&s);
-        let dense = k.full_piv_lu().solve(&rhs).expect("non-singular");
         for along_tree in [true, false] {
             let (lu, x) = solve(&s, along_tree);
             prop_assert_eq!(lu.along_tree(), along_tree);
-            let error = (&x - &dense).amax();
-            prop_assert!(error <= 1e-10 * dense.amax(), "off by {error:e} of {:e} (tree {along_tree})", dense.amax());
+            assert_accurate(&s, &x)?;
         }
     }
 
@@ -329,27 +354,59 @@ proptest! {
     }
 
     /// Massless frames (a compound joint's, MJCF's bodies with several joints): a
-    /// frame's link is pivoted whole. The system is then worse conditioned (condition
-    /// numbers up to 1e7 seen), so no solve, a dense LU's included, is closer than the
-    /// condition number times its backward error to the exact solution: the tree solve
-    /// is backward stable (residual within 1e-12 of the matrix's size times the
-    /// solution's) and within the condition number times 1e-12 (refinement's stop,
-    /// `REFINED`) of a dense LU's solution.
+    /// frame's link is pivoted whole, and the solve is as accurate ([`assert_accurate`]).
     #[test]
     fn massless_frames_are_solved_along_the_tree(nd in 2usize..24, seed in any::<u64>()) {
         let s = scene(nd, seed, false, false, true);
-        let (k, rhs) = unreduced(&s);
-        let dense = k.clone().full_piv_lu().solve(&rhs).expect("non-singular");
-        let singular = k.clone().singular_values();
-        let condition = singular.max() / singular.min();
         let (lu, x) = solve(&s, true);
         prop_assert!(lu.along_tree());
-        let residual = (&k * &x - &rhs).amax();
-        let size = k.amax() * x.amax() + rhs.amax();
-        prop_assert!(residual <= 1e-12 * size, "residual {residual:e} of {size:e}");
-        let error = (&x - &dense).amax();
-        let bound = 1e-12 * condition.max(100.0) * dense.amax();
-        prop_assert!(error <= bound, "off by {error:e} of {:e} (condition {condition:e})", dense.amax());
+        assert_accurate(&s, &x)?;
+    }
+
+    /// The factors kept from a solve serve a new right-hand side (the chord step of
+    /// `SolverSettings::reuse_factors`): they solve this system (a residual within 1e-8
+    /// of the matrix's size times the solution's without refinement, within 1e-12 after
+    /// one step of refinement with them); none are kept for the sparse LU.
+    #[test]
+    fn kept_factors_solve_a_new_right_hand_side(nd in 1usize..24, seed in any::<u64>()) {
+        let s = scene(nd, seed, false, false, false);
+        let (k, _) = unreduced(&s);
+        let cross: Vec<(usize, usize)> = s.a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
+        let mut n = Numbers(seed ^ 0x5EED);
+        let used = (0..6 * nd)
+            .map(|_| true)
+            .chain(s.groups.iter().flat_map(|g| (0..6).map(move |i| i < g.len)));
+        let rhs = DVector::from_iterator(
+            6 * nd + 6 * s.groups.len(),
+            used.map(|u| if u { n.range(-1.0, 1.0) } else { 0.0 }),
+        );
+        // Δu, Δλ from the kept factors, for right-hand side `b`.
+        let again = |lu: &mut ReducedLu, b: &DVector<f64>| {
+            let (b_u, b_g) = b.as_slice().split_at(6 * nd);
+            let b_g: Vec<Vector6<f64>> = b_g.chunks_exact(6).map(Vector6::from_column_slice).collect();
+            lu.solve_again(&s.groups, b_u, &b_g).map(|(du, dl)| {
+                DVector::from_iterator(
+                    b.len(),
+                    du.into_iter().chain(dl.iter().flat_map(|v| v.iter().copied())),
+                )
+            })
+        };
+        for along_tree in [true, false] {
+            let mut lu = ReducedLu::new(nd, &s.groups, &cross, &s.massless, along_tree);
+            prop_assert!(again(&mut lu, &rhs).is_none(), "nothing kept yet");
+            lu.solve(&s.a, &s.groups, &s.systems, &s.b_u, &s.b_g).expect("non-singular");
+            let Some(x) = again(&mut lu, &rhs) else {
+                prop_assert!(!along_tree, "factors kept along the tree");
+                continue;
+            };
+            prop_assert!(along_tree, "no factors kept for the sparse LU");
+            let size = k.amax() * x.amax() + rhs.amax();
+            let residual = &rhs - &k * &x;
+            prop_assert!(residual.amax() <= 1e-8 * size, "residual {:e} of {size:e}", residual.amax());
+            let refined = &x + again(&mut lu, &residual).expect("kept");
+            let residual = (&rhs - &k * &refined).amax();
+            prop_assert!(residual <= 1e-12 * size, "refined residual {residual:e} of {size:e}");
+        }
     }
 
     /// A joint closing a loop leaves the system to the sparse LU.
