@@ -4,7 +4,8 @@
 //! dropped limp from 1 mm above flat ground, an MJCF model as written on its own
 //! floor; the skid-steer turning at wheel speeds 2, 6, 4 rad/s), from the same initial
 //! state each time; criterion's throughput is steps per second. Each is solved along
-//! the robot's tree (the default) and by the sparse LU (`tree_solve = false`). Before
+//! the robot's tree (the default), along it without chord steps on kept factors
+//! (`reuse_factors = false`), and by the sparse LU (`tree_solve = false`). Before
 //! timing, prints each run's Newton iterations per step and converged share.
 //!
 //! Without the corpus the robots are skipped with the reason printed (the skid-steer
@@ -21,6 +22,14 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 
 const H: f64 = 0.01;
 const DURATION: f64 = 2.0;
+
+/// The variants timed: name, `tree_solve`, `reuse_factors` (chord steps on kept factors,
+/// which only the tree solve keeps).
+const VARIANTS: [(&str, bool, bool); 3] = [
+    ("tree", true, true),
+    ("tree, no chord steps", true, false),
+    ("sparse LU", false, false),
+];
 
 /// The corpus files timed, relative to `pybullet_data/`.
 const ROBOTS: [&str; 9] = [
@@ -64,12 +73,13 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("robot_drop");
     group.sample_size(10);
     group.throughput(Throughput::Elements(steps as u64));
-    for ((name, model), (solve, tree_solve)) in models
+    for ((name, model), (solve, tree_solve, reuse_factors)) in models
         .into_iter()
-        .flat_map(|m| [(m.clone(), ("tree", true)), (m, ("sparse LU", false))])
+        .flat_map(|m| VARIANTS.map(|v| (m.clone(), v)))
     {
         let settings = SolverSettings {
             tree_solve,
+            reuse_factors,
             ..Default::default()
         };
         let mut sim =

@@ -6,6 +6,8 @@
 //! each body with the rows joining it to its parent ([`tree`]); otherwise the rows are
 //! eliminated onto the bodies' velocities ([`reduced`]) and that matrix is factorized
 //! by faer's sparse LU (symbolic analysis reused while the row pattern is unchanged).
+//! A world keeps the factors of its last Newton iteration: a step that continues a quiet
+//! one first tries the chord step with them ([`SolverSettings::reuse_factors`]).
 //! Contacts are found once per step at the start-of-step poses (`axion-collision`)
 //! and enter as position-level Fischer–Burmeister rows with exact Coulomb friction
 //! (projection residual, semismooth Newton). See [`newton`] for the equations and
@@ -31,8 +33,9 @@ pub use settings::{FRICTION_CREEP, Integrator, SolverSettings};
 use newton::{ActiveLimit, Layout, StepInput, WorldSolver};
 use sparse::SparseLu;
 
-/// What is cached for one model structure: the collision world, one set of
-/// factorizations per worker thread, and each world's previous contacts and limits.
+/// What is cached for one model structure: the collision world, one pool of
+/// factorizations per worker thread, and each world's previous step (its contacts and
+/// limits, and the factorization of its row pattern).
 struct Cache {
     layout: Layout,
     shape_count: usize,

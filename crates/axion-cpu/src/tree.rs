@@ -17,15 +17,17 @@
 //!   C_{pb} = \begin{bmatrix} A_{pb} & -hF_{p}^\top \end{bmatrix},$$
 //! where $G_b, hF_b$ are the rows' columns of $b$ and $G_p, hF_p$ those of $p$, and $D$
 //! the rows' block ($D_g$ of each group on the diagonal). Leaves first, each block is
-//! factorized by LU with partial pivoting and eliminated onto its parent,
-//! $A_{pp} \mathrel{-}= C_{pb}K_b^{-1}C_{bp}$; a root's block is $A_{rr}$ alone.
-//! Keeping the joint's rows as unknowns beside their child is what makes this
-//! elimination stable: eliminating a child body straight onto its parent through a hard
-//! joint's reduced penalty block $hF^\top D^{-1}G$ ($D \approx 10^{-10}$) subtracts two
-//! blocks of size $1/\delta$ to get one of the size of the masses, and loses every digit.
-//! Here $K_b$'s pivots are a body's mass and $D + G_bA_{bb}^{-1}hF_b^\top$, the inverse
-//! inertia the joint sees, and the block passed up is the child's articulated inertia
-//! seen through the joint.
+//! factorized and eliminated onto its parent, $A_{pp} \mathrel{-}= C_{pb}K_b^{-1}C_{bp}$;
+//! a root's block is $A_{rr}$ alone. Keeping the joint's rows as unknowns beside their
+//! child is what makes this elimination stable: eliminating a child body straight onto
+//! its parent through a hard joint's reduced penalty block $hF^\top D^{-1}G$
+//! ($D \approx 10^{-10}$) subtracts two blocks of size $1/\delta$ to get one of the size
+//! of the masses, and loses every digit. $K_b$ is factorized body first
+//! ([`LinkBlock`]): its pivots are the body's mass $A_{bb}$ and the Schur complement
+//! $D + G_bA_{bb}^{-1}hF_b^\top$, the inverse inertia the joint sees, and the block passed
+//! up is the child's articulated inertia seen through the joint. A massless frame has
+//! no $A_{bb}$ to pivot on; its block is factorized whole by LU with partial pivoting
+//! ([`PivotedBlock`]).
 //!
 //! The forward pass solves $K_b y_b = r_b$ and subtracts $C_{pb}y_b$ from the parent's
 //! right-hand side; after the roots, the backward pass sets
