@@ -23,11 +23,11 @@
 //! its parent through a hard joint's reduced penalty block $hF^\top D^{-1}G$
 //! ($D \approx 10^{-10}$) subtracts two blocks of size $1/\delta$ to get one of the size
 //! of the masses, and loses every digit. $K_b$ is factorized body first
-//! ([`LinkBlock`]): its pivots are the body's mass $A_{bb}$ and the Schur complement
+//! (`LinkBlock`): its pivots are the body's mass $A_{bb}$ and the Schur complement
 //! $D + G_bA_{bb}^{-1}hF_b^\top$, the inverse inertia the joint sees, and the block passed
 //! up is the child's articulated inertia seen through the joint. A massless frame has
 //! no $A_{bb}$ to pivot on; its block is factorized whole by LU with partial pivoting
-//! ([`PivotedBlock`]).
+//! (`PivotedBlock`).
 //!
 //! The forward pass solves $K_b y_b = r_b$ and subtracts $C_{pb}y_b$ from the parent's
 //! right-hand side; after the roots, the backward pass sets
@@ -93,7 +93,7 @@ impl Tree {
     /// The forest of `nd` dynamic bodies joined by these groups and body couplings
     /// (`(row body, column body)` of each [`BodyMatrix::cross`] block), or `None` if
     /// they close a loop; `massless` says which bodies are massless frames (their links
-    /// are pivoted whole, [`PivotedBlock`]).
+    /// are pivoted whole).
     pub fn new(
         nd: usize,
         groups: &[RowGroup],
