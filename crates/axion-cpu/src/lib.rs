@@ -485,7 +485,13 @@ impl WorldJob<'_> {
                 cache.pool(std::mem::take(&mut previous.signature), kept);
             }
         }
-        let mut lu = lu.or_else(|| cache.newton.remove(&signature));
+        // One from the pool was factorized for another world: its factors must not serve
+        // this world's chord step (nor make the results depend on the thread count).
+        let mut lu = lu.or_else(|| {
+            let mut pooled = cache.newton.remove(&signature)?;
+            pooled.forget_factors();
+            Some(pooled)
+        });
         let projection = if integrator == Integrator::EnergyMomentum {
             let armatures = self
                 .model

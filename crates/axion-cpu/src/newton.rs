@@ -905,10 +905,10 @@ impl<'a> WorldSolver<'a> {
     /// A chord step: the direction from the factors the world's last Newton iteration
     /// left in `lu` (for a step continuing from the one that made them, with the same
     /// rows), and the iterate it reaches with its residuals, if that is converged
-    /// (otherwise Newton goes on from where it was, as without the chord step). A body at rest or
-    /// creeping changes so little from one step to the next that this direction is
-    /// Newton's to many digits, for one solve with kept factors instead of assembling and
-    /// factorizing the system ([`SolverSettings::reuse_factors`]).
+    /// (otherwise Newton goes on from where it was, as without the chord step). A body
+    /// at rest or creeping changes so little from one step to the next that this
+    /// direction is Newton's to many digits, for one solve with kept factors instead of
+    /// assembling and factorizing the system ([`SolverSettings::reuse_factors`]).
     fn chord_step(
         &mut self,
         it: &Iterate,

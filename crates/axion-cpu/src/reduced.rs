@@ -346,6 +346,15 @@ impl ReducedLu {
         matches!(self.structure, Structure::Tree(_))
     }
 
+    /// Forgets the factors of the last [`ReducedLu::solve`] (kept for
+    /// [`ReducedLu::solve_again`]): the analysis is kept, the factors are not this
+    /// system's (a factorization taken over from another world).
+    pub fn forget_factors(&mut self) {
+        if let Structure::Tree(t) = &mut self.structure {
+            t.factorized = false;
+        }
+    }
+
     /// Solves a Newton system with the factors of the last [`ReducedLu::solve`] (same
     /// groups, new right-hand sides), without refinement: a chord step, for a system
     /// that has barely changed since. `None` where there are no such factors (none yet,
