@@ -118,7 +118,7 @@ impl Previous {
 }
 
 /// When a world tries its next chord step ([`SolverSettings::reuse_factors`]): after `n`
-/// failed ones in a row it waits $2^{\min(n, 6)} - 1$ quiet steps, so a world moving
+/// failed ones in a row it waits $2^{\min(n, 6)} - 1$ steps, so a world moving
 /// steadily (where the chord step contracts the residual but does not converge) pays for
 /// few of them.
 #[derive(Clone, Copy, Debug, Default)]
@@ -475,6 +475,14 @@ impl WorldJob<'_> {
             .map(|c| (c.body_a.0, c.body_b.0))
             .chain(limits.iter().map(|l| (usize::MAX, l.joint)))
             .collect();
+        // A step continuing a quiet one with the same rows may start with a chord step on
+        // that step's factors (SolverSettings::reuse_factors); after a step that needed
+        // more than one Newton iteration the system moves too much for it to converge. (A
+        // world whose state was set anew has a default record: not quiet.)
+        let reuse = settings.reuse_factors
+            && previous.quiet
+            && previous.chords.ready()
+            && previous.signature == signature;
         // The world keeps the factorization of its last row pattern (its factors serve
         // the chord step); one of another pattern goes back to the worker's pool.
         let mut lu = None;
@@ -508,14 +516,6 @@ impl WorldJob<'_> {
         } else {
             None
         };
-        // A step continuing a quiet one with the same rows may start with a chord step on
-        // that step's factors (SolverSettings::reuse_factors); after a step that needed
-        // more than one Newton iteration the system moves too much for it to converge.
-        let reuse = settings.reuse_factors
-            && previous.quiet
-            && previous.chords.ready()
-            && previous.signature == signature
-            && !previous.velocities.is_empty();
         let result = solver.solve(&warm, reuse, &mut lu, projection);
         let first_contact = layout.joint_rows + self.state.drive_forces(w).len();
         let first_limit = first_contact + 3 * contacts.len();

@@ -902,13 +902,14 @@ impl<'a> WorldSolver<'a> {
         Some(self.joined(du, &dl))
     }
 
-    /// A chord step: the direction from the factors the world's last Newton iteration
-    /// left in `lu` (for a step continuing from the one that made them, with the same
-    /// rows), and the iterate it reaches with its residuals, if that is converged
-    /// (otherwise Newton goes on from where it was, as without the chord step). A body
-    /// at rest or creeping changes so little from one step to the next that this
-    /// direction is Newton's to many digits, for one solve with kept factors instead of
-    /// assembling and factorizing the system ([`SolverSettings::reuse_factors`]).
+    /// A chord step: the direction from the factors the world last computed, kept in
+    /// `lu` (by its last full Newton iteration, possibly some steps before; for a step
+    /// with the same rows), and the iterate it reaches with its residuals, if that is
+    /// converged (otherwise Newton goes on from where it was, as without the chord
+    /// step); `None` too where `lu` keeps no factors. A body at rest or creeping changes
+    /// so little from one step to the next that this direction is Newton's to many
+    /// digits, for one solve with kept factors instead of assembling and factorizing the
+    /// system ([`SolverSettings::reuse_factors`]).
     fn chord_step(
         &mut self,
         it: &Iterate,
@@ -1025,8 +1026,9 @@ impl<'a> WorldSolver<'a> {
             contact_count: self.contacts.len(),
         };
         let mut chord = None;
-        if reuse && !self.converged(&e) {
-            let step = lu.as_mut().and_then(|lu| self.chord_step(&it, &e, lu));
+        let kept = lu.as_mut().filter(|lu| lu.keeps_factors());
+        if let Some(lu) = kept.filter(|_| reuse && !self.converged(&e)) {
+            let step = self.chord_step(&it, &e, lu);
             chord = Some(step.is_some());
             if let Some((trial, te)) = step {
                 stats.iterations += 1;

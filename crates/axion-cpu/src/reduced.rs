@@ -346,6 +346,12 @@ impl ReducedLu {
         matches!(self.structure, Structure::Tree(_))
     }
 
+    /// Whether the factors of the last [`ReducedLu::solve`] are kept for
+    /// [`ReducedLu::solve_again`].
+    pub fn keeps_factors(&self) -> bool {
+        matches!(&self.structure, Structure::Tree(t) if t.factorized)
+    }
+
     /// Forgets the factors of the last [`ReducedLu::solve`] (kept for
     /// [`ReducedLu::solve_again`]): the analysis is kept, the factors are not this
     /// system's (a factorization taken over from another world).

@@ -62,13 +62,13 @@ pub struct SolverSettings {
     /// step (same bodies, points within 5 mm): fewer Newton iterations on resting
     /// contacts (measured in docs/benchmarks.md).
     pub contact_persistence: bool,
-    /// In a step that continues the previous one, first try one chord step: the Newton
-    /// direction from the factors the world's last Newton iteration left (kept along
-    /// the bodies' tree, `axion_cpu::tree`), taken if it lowers the residual. A robot at
-    /// rest or creeping barely changes its Newton matrix from one step to the next, so
-    /// the chord step usually converges at the cost of one solve and one residual; it
-    /// counts as an iteration. `false` assembles and factorizes the system every
-    /// iteration.
+    /// In a step that continues a quiet one (converged in at most one iteration) with
+    /// the same rows, first try one chord step: the Newton direction from the factors
+    /// the world last computed (kept along the bodies' tree, `axion_cpu::tree`), taken
+    /// only if it converges. A robot at rest or creeping barely changes its Newton
+    /// matrix from one step to the next, so the chord step usually converges at the
+    /// cost of one solve and one residual; it counts as an iteration. `false`
+    /// assembles and factorizes the system every iteration.
     pub reuse_factors: bool,
     /// Solve each Newton system along the bodies' tree (`axion_cpu::tree`) when the
     /// rows joining dynamic bodies form a forest (a robot without self-collision on

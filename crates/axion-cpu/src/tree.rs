@@ -56,6 +56,8 @@ struct Link {
     /// Indices into [`BodyMatrix::cross`] of the blocks $(b, p)$, then of $(p, b)$.
     cross_up: Vec<usize>,
     cross_down: Vec<usize>,
+    /// Whether `body` is a massless frame (its block is always pivoted whole).
+    massless: bool,
 }
 
 impl Link {
@@ -162,6 +164,7 @@ impl Tree {
                     rows: 0,
                     cross_up: Vec::new(),
                     cross_down: Vec::new(),
+                    massless: massless[b],
                 })
             })
             .collect();
@@ -191,10 +194,7 @@ impl Tree {
                 links[link_of[b]].cross_down.push(ci);
             }
         }
-        let blocks = links
-            .iter()
-            .map(|l| Block::for_link(l, massless[l.body]))
-            .collect();
+        let blocks = links.iter().map(Block::for_link).collect();
         let mut offsets = vec![0];
         for l in &links {
             offsets.push(offsets[offsets.len() - 1] + l.unknowns());
@@ -433,12 +433,15 @@ impl PivotedBlock {
 /// $$K_b^{-1}\begin{bmatrix}r\\ s\end{bmatrix} = \begin{bmatrix}x' - Vy\\ y\end{bmatrix},
 ///   \qquad x' = A_{bb}^{-1}r,\quad y = S^{-1}(s - G_bx').$$
 /// These are the pivots of the block's LU in the module doc's order, without the
-/// padding and the pivot search over the whole block: $A_{bb}$ is a body's (articulated)
-/// mass matrix, inverted outright (it is as well conditioned as the body's inertia, and
-/// a 6 × 6 product is cheaper than the triangular solves), and $S$ is the inverse
-/// inertia its joint sees, factorized by LU with partial pivoting (it is as singular as
-/// the joint's rows are redundant). `M` is the link's row dimension ([`SMALL`] on the
-/// stack, or dynamic).
+/// pivot search over the whole block (and the rows padded to six, not the whole block
+/// to twelve): $A_{bb}$ is a body's articulated mass matrix, with its one-body groups'
+/// penalty-like blocks $hF_g^\top D_g^{-1}G_g$ (a foot pressed by hard contacts), inverted
+/// outright — a 6 × 6 product is cheaper than the triangular solves, and the rounding of
+/// an ill-conditioned $A_{bb}$ is removed with the rest by iterative refinement
+/// ([`crate::reduced::ReducedLu::solve`]; the tests hold the refined solve backward stable
+/// with hard contacts) — and $S$ is the inverse inertia its joint sees, factorized by LU
+/// with partial pivoting (it is as singular as the joint's rows are redundant). `M` is
+/// the link's row dimension ([`SMALL`] on the stack, or dynamic).
 struct LinkBlock<M: DimMin<M, Output = M>>
 where
     DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
@@ -540,8 +543,8 @@ enum Block {
 impl Block {
     /// An empty block: pivoted for a massless body, else eliminated body first,
     /// fixed-size if the link's rows fit.
-    fn for_link(l: &Link, massless: bool) -> Self {
-        if massless {
+    fn for_link(l: &Link) -> Self {
+        if l.massless {
             Block::Pivoted(PivotedBlock::empty(l))
         } else if l.rows <= SMALL {
             Block::Small(LinkBlock::empty(U6))
@@ -551,12 +554,18 @@ impl Block {
     }
 
     /// Factorizes link `l`'s block, body first, or whole ([`PivotedBlock`]) if its body
-    /// is massless or its body block singular; returns $C_{pb}K_b^{-1}C_{bp}$.
+    /// is massless or its body block singular in this factorization (the next one tries
+    /// body first again: the choice depends on this system alone, not on the block's
+    /// history); returns $C_{pb}K_b^{-1}C_{bp}$.
     fn factor(&mut self, l: &Link, inputs: LinkInputs) -> Result<Matrix6<f64>, SolveFailure> {
         let body_first = match self {
             Block::Small(b) => b.factor(l, inputs),
             Block::Large(b) => b.factor(l, inputs),
-            Block::Pivoted(_) => return PivotedBlock::factor(self, l, inputs),
+            Block::Pivoted(_) if l.massless => return PivotedBlock::factor(self, l, inputs),
+            Block::Pivoted(_) => {
+                *self = Block::for_link(l);
+                return self.factor(l, inputs);
+            }
         };
         match body_first {
             // Singular after all (stiffness beyond the body's mass): pivot the whole block.

@@ -366,7 +366,8 @@ proptest! {
     /// The factors kept from a solve serve a new right-hand side (the chord step of
     /// `SolverSettings::reuse_factors`): they solve this system (a residual within 1e-8
     /// of the matrix's size times the solution's without refinement, within 1e-12 after
-    /// one step of refinement with them); none are kept for the sparse LU.
+    /// one step of refinement with them) until forgotten; none are kept for the sparse
+    /// LU.
     #[test]
     fn kept_factors_solve_a_new_right_hand_side(nd in 1usize..24, seed in any::<u64>()) {
         let s = scene(nd, seed, false, false, false);
@@ -406,6 +407,10 @@ proptest! {
             let refined = &x + again(&mut lu, &residual).expect("kept");
             let residual = (&rhs - &k * &refined).amax();
             prop_assert!(residual <= 1e-12 * size, "refined residual {residual:e} of {size:e}");
+            // Handed to another world, the factors are forgotten.
+            prop_assert!(lu.keeps_factors());
+            lu.forget_factors();
+            prop_assert!(!lu.keeps_factors() && again(&mut lu, &rhs).is_none());
         }
     }
 

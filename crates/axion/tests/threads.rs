@@ -51,3 +51,48 @@ fn thread_count_does_not_change_any_world() {
         assert_eq!(thrown(&throws[w..w + 1], 0)[0], one[w], "world {w} alone");
     }
 }
+
+/// Skid-steers driving straight (wheels at 3 rad/s), one per world, pushed sideways at
+/// different speeds: robots whose links are eliminated along their tree and whose quiet
+/// steps converge by chord steps on their own kept factors
+/// (`SolverSettings::reuse_factors`). Returns each world's chassis pose and twist after
+/// 1 s as bits.
+fn skid_steers(pushes: &[f64], threads: usize) -> Vec<Vec<u64>> {
+    let settings = SolverSettings {
+        threads,
+        ..Default::default()
+    };
+    let model = scenes::skid_steer([3.0; 3]).unwrap();
+    let chassis = model.body_id("chassis").unwrap();
+    let mut sim =
+        Simulator::new(model, pushes.len(), 0.01, BackendChoice::CpuWith(settings)).unwrap();
+    for (w, &push) in pushes.iter().enumerate() {
+        let twist = axion::math::twist(Vector3::new(0.0, push, 0.0), Vector3::zeros());
+        sim.state_mut().set_velocity(w, chassis, twist);
+    }
+    sim.run(100).unwrap();
+    (0..pushes.len())
+        .map(|w| {
+            let p = sim.state().com_pose(w, chassis);
+            let u = sim.state().velocity(w, chassis);
+            let numbers = p.translation.vector.iter().chain(p.rotation.coords.iter());
+            numbers.chain(u.iter()).map(|x| x.to_bits()).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn thread_count_does_not_change_robots_with_chord_steps() {
+    let pushes: Vec<f64> = (0..5).map(|w| 0.05 * w as f64).collect();
+    let one = skid_steers(&pushes, 1);
+    for threads in [2, 3, 0] {
+        assert_eq!(skid_steers(&pushes, threads), one, "{threads} threads");
+    }
+    for w in [0, 4] {
+        assert_eq!(
+            skid_steers(&pushes[w..w + 1], 0)[0],
+            one[w],
+            "world {w} alone"
+        );
+    }
+}
