@@ -55,10 +55,11 @@ pub enum CliError {
         /// `duration / dt`.
         steps: f64,
     },
-    /// A URDF option (`--fixed-base`, `--package-path`, `--self-collision`) given for a
-    /// scene file (robots in scene files say these themselves).
+    /// A robot option (`--fixed-base`, `--package-path`, `--self-collision`, `--hold`,
+    /// `--hold-gains`) given for a scene file (robots in scene files say these
+    /// themselves).
     #[error(
-        "--fixed-base, --package-path and --self-collision apply to URDF files; in a scene file set `fixed_base`, `package_paths` or `self_collision` on the robot"
+        "--fixed-base, --package-path, --self-collision, --hold and --hold-gains apply to URDF and MJCF files; in a scene file set `fixed_base`, `package_paths`, `self_collision` or `drives` on the robot"
     )]
     RobotOptionsWithoutUrdf,
     /// `--threads` asked of a backend that has no worker threads.
@@ -986,10 +987,112 @@ pub struct RobotSetup {
     /// Start coordinates of joints by name (rad or m;
     /// [`axion::RobotOptions::initial_positions`]).
     pub initial_positions: std::collections::HashMap<String, f64>,
+    /// Hold the start pose: a position drive on every revolute and prismatic joint
+    /// ([`holding_drives`]), replacing an MJCF file's actuators on those joints.
+    pub hold: Option<Hold>,
+}
+
+/// The gains of the drives that hold a robot in its start pose ([`holding_drives`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Hold {
+    /// Gains scaled to the robot: on every joint
+    /// $k_e = M g_0 \ell / \theta_s$ (N·m/rad) for a revolute joint and
+    /// $k_e = M g_0 / (\theta_s \ell)$ (N/m) for a prismatic one, with $M$ the robot's
+    /// mass, $g_0$ = [`STANDARD_GRAVITY`], $\ell$ its size (the diagonal of the box
+    /// around its bodies' centres of mass and its joints' anchors in the start pose) and
+    /// $\theta_s$ = [`HOLD_SAG`]: a joint carrying the whole robot's weight at a lever of
+    /// the robot's size gives way by $\theta_s$ rad (or $\theta_s \ell$ m); and
+    /// $k_d = k_e\,\tau$ with $\tau$ = [`HOLD_TIME`].
+    Scaled,
+    /// The same stiffness `ke` (N·m/rad or N/m) and damping `kd` (N·m·s/rad or N·s/m)
+    /// on every joint.
+    Gains {
+        /// Stiffness.
+        ke: f64,
+        /// Damping.
+        kd: f64,
+    },
+}
+
+/// $g_0$ (m/s²) of [`Hold::Scaled`]: the gains do not depend on the model's gravity.
+pub const STANDARD_GRAVITY: f64 = 9.80665;
+
+/// $\theta_s$ of [`Hold::Scaled`]: how far (rad) a joint gives way under the robot's
+/// weight at a lever of the robot's size.
+pub const HOLD_SAG: f64 = 0.05;
+
+/// $\tau = k_d / k_e$ (s) of [`Hold::Scaled`]: a held joint moved away from its target
+/// returns with this time constant (overdamped for any link lighter than the robot).
+pub const HOLD_TIME: f64 = 0.02;
+
+/// Position drives that hold every revolute and prismatic joint of an imported robot
+/// at its coordinate in `model`'s start pose (its description's, moved into the
+/// joint's range), with target velocity 0 and the gains `hold` gives, by the file's
+/// joint name (as [`axion::RobotOptions::drives`] takes them). The import bounds each
+/// by the joint's effort limit.
+pub fn holding_drives(
+    model: &Model,
+    imported: &axion::ImportedRobot,
+    hold: Hold,
+) -> Result<std::collections::HashMap<String, DriveDesc>, ModelError> {
+    let poses: Vec<axion::math::Pose> = model.bodies().iter().map(|b| b.initial_pose).collect();
+    // (ke, kd) for an angle and for a displacement.
+    let (angle, offset) = match hold {
+        Hold::Gains { ke, kd } => ((ke, kd), (ke, kd)),
+        Hold::Scaled => {
+            let dynamic = || model.bodies().iter().filter(|b| b.is_dynamic());
+            let weight = dynamic().map(|b| b.mass.mass()).sum::<f64>() * STANDARD_GRAVITY;
+            let anchors = model
+                .joints()
+                .iter()
+                .map(|j| (poses[j.child.0] * j.joint.frames.child).translation.vector);
+            let (lo, hi) = dynamic()
+                .map(|b| b.initial_pose.translation.vector)
+                .chain(anchors)
+                .fold(
+                    (
+                        nalgebra::Vector3::repeat(f64::INFINITY),
+                        nalgebra::Vector3::repeat(f64::NEG_INFINITY),
+                    ),
+                    |(lo, hi), p| (lo.inf(&p), hi.sup(&p)),
+                );
+            // At least 1 mm: a robot whose points all coincide still gets finite gains.
+            let size = (hi - lo).norm().max(1e-3);
+            let ke_angle = weight * size / HOLD_SAG;
+            let ke_offset = weight / (HOLD_SAG * size);
+            (
+                (ke_angle, ke_angle * HOLD_TIME),
+                (ke_offset, ke_offset * HOLD_TIME),
+            )
+        }
+    };
+    let state = axion::State::new(model, 1)?;
+    Ok(imported
+        .joints
+        .iter()
+        .filter_map(|(name, &joint)| {
+            let (kind, _) = model.joints()[joint.0].coordinate()?;
+            let q = axion::joint_motion(model, &state, 0, joint)?.position;
+            let (ke, kd) = match kind {
+                axion::constraints::drive::CoordinateKind::Angle => angle,
+                axion::constraints::drive::CoordinateKind::Displacement => offset,
+            };
+            Some((
+                name.clone(),
+                DriveDesc::Position {
+                    target: q,
+                    target_velocity: 0.0,
+                    ke,
+                    kd,
+                },
+            ))
+        })
+        .collect())
 }
 
 /// A URDF or MJCF robot on flat ground (a half-space, μ = [`URDF_GROUND_FRICTION`], also
-/// the robot's friction), without drives (an MJCF file's actuators are drives). With
+/// the robot's friction), without drives (an MJCF file's actuators are drives) unless
+/// the setup [holds](RobotSetup::hold) the start pose. With
 /// `fixed_base` the root link is bolted to the world at the origin and the ground is at
 /// z = 0, or 1 mm below the lowest point of the moving links if they reach lower;
 /// otherwise the robot stands on the ground at z = 0 with its lowest point 1 mm above
@@ -1007,7 +1110,9 @@ pub fn robot_model(
         path: path.to_path_buf(),
         source,
     })?;
-    let import = |base_height: f64, ground: Option<f64>| {
+    let import = |base_height: f64,
+                  ground: Option<f64>,
+                  drives: &std::collections::HashMap<String, DriveDesc>| {
         let mut b = axion::ModelBuilder::new();
         if let Some(z) = ground {
             let plane = axion::ShapeDesc::from_geometry(axion::Geometry::HalfSpace {
@@ -1032,6 +1137,7 @@ pub fn robot_model(
             self_collision: setup.self_collision,
             initial_positions: setup.initial_positions.clone(),
             start_in_range: true,
+            drives: drives.clone(),
             ..Default::default()
         };
         let imported = match axion::import::RobotFormat::sniff(&text) {
@@ -1043,16 +1149,47 @@ pub fn robot_model(
         }
         Ok::<_, CliError>((b.build()?, imported))
     };
-    // The lowest point of the robot's moving shapes (or centres of mass) as described.
-    let (robot, imported) = import(0.0, None)?;
+    // The lowest point of the robot's moving shapes (or centres of mass) as described,
+    // and the drives that hold its start pose.
+    let (robot, imported) = import(0.0, None, &std::collections::HashMap::new())?;
+    let drives = match setup.hold {
+        Some(hold) => holding_drives(&robot, &imported, hold)?,
+        None => std::collections::HashMap::new(),
+    };
     let own_ground = robot.bodies().iter().any(|b| {
         !b.is_dynamic()
             && b.shapes
                 .iter()
                 .any(|s| matches!(s.geometry, axion::Geometry::HalfSpace { .. }))
     });
+    let held = |(model, mut imported): (Model, axion::ImportedRobot)| {
+        let free: Vec<&str> = model
+            .joints()
+            .iter()
+            .filter(|j| matches!(j.joint.kind, axion::constraints::joint::JointKind::Ball))
+            .map(|j| j.name.as_str())
+            .collect();
+        if setup.hold.is_some() && !free.is_empty() {
+            imported.warnings.push(axion::ImportWarning {
+                at: axion::import::Location {
+                    file: Some(path.to_path_buf()),
+                    line: None,
+                },
+                message: format!(
+                    "holding the start pose drives revolute and prismatic joints only: {} ball joint(s) are left free ({})",
+                    free.len(),
+                    free.join(", ")
+                ),
+            });
+        }
+        (model, imported)
+    };
     if own_ground {
-        return Ok((robot, imported));
+        return Ok(held(if drives.is_empty() {
+            (robot, imported)
+        } else {
+            import(0.0, None, &drives)?
+        }));
     }
     let mut lowest = f64::INFINITY;
     for body in robot.bodies().iter().filter(|b| b.is_dynamic()) {
@@ -1069,12 +1206,11 @@ pub fn robot_model(
         }
     }
     let fixed_base = imported.fixed_base;
-    let (model, _) = if fixed_base {
-        import(0.0, Some(0.0f64.min(lowest - 1e-3)))?
+    Ok(held(if fixed_base {
+        import(0.0, Some(0.0f64.min(lowest - 1e-3)), &drives)?
     } else {
-        import(1e-3 - lowest, Some(0.0))?
-    };
-    Ok((model, imported))
+        import(1e-3 - lowest, Some(0.0), &drives)?
+    }))
 }
 
 /// Prints an import's warnings on standard error, one a line.
@@ -1123,6 +1259,24 @@ pub fn check_robot(path: &Path, setup: &RobotSetup) -> Result<String, CliError> 
         text.push_str(&format!(
             "self-collision: {a:?} and {b:?} touch in the initial pose and do not collide\n"
         ));
+    }
+    if setup.hold.is_some() {
+        for d in m.drives() {
+            if let axion::constraints::drive::DriveMode::Position { target, .. } = d.initial.mode()
+            {
+                let (unit, per) = match d.coordinate {
+                    axion::constraints::drive::CoordinateKind::Angle => ("rad", "N·m"),
+                    axion::constraints::drive::CoordinateKind::Displacement => ("m", "N"),
+                };
+                text.push_str(&format!(
+                    "hold: joint {:?} at {target:.6} {unit}, ke {:.4e} {per}/{unit}, kd {:.4e} {per}·s/{unit}, at most {:.4e} {per}\n",
+                    m.joints()[d.joint.0].name,
+                    d.initial.ke(),
+                    d.initial.kd(),
+                    d.initial.max_force(),
+                ));
+            }
+        }
     }
     text.push_str(&format!(
         "{}\n",

@@ -13,8 +13,8 @@ use std::process::ExitCode;
 
 use axion::BackendChoice;
 use axion_cli::{
-    CliError, DEMOS, RobotSetup, RunOptions, Summary, check_robot, check_scene, find, is_robot,
-    run_demo, run_robot, run_scene,
+    CliError, DEMOS, Hold, RobotSetup, RunOptions, Summary, check_robot, check_scene, find,
+    is_robot, run_demo, run_robot, run_scene,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -75,6 +75,21 @@ struct RobotArgs {
     /// sharing a parent and links touching in the initial pose still do not).
     #[arg(long)]
     self_collision: bool,
+    /// Hold a robot's start pose: a position drive on every revolute and prismatic
+    /// joint, its target the joint's start coordinate, with gains scaled to the robot
+    /// (docs/robots.md, "Standing under drives"), bounded by the joints' effort limits.
+    #[arg(long)]
+    hold: bool,
+    /// Hold the start pose (as --hold) with this stiffness and damping on every joint
+    /// (N·m/rad and N·m·s/rad, or N/m and N·s/m for prismatic joints).
+    #[arg(
+        long,
+        value_name = "KE,KD",
+        value_delimiter = ',',
+        num_args = 2,
+        allow_negative_numbers = true
+    )]
+    hold_gains: Option<Vec<f64>>,
 }
 
 impl RobotArgs {
@@ -83,13 +98,21 @@ impl RobotArgs {
             fixed_base: self.fixed_base,
             package_paths: self.package_paths.clone(),
             self_collision: self.self_collision,
+            hold: match self.hold_gains.as_deref() {
+                Some(&[ke, kd]) => Some(Hold::Gains { ke, kd }),
+                _ => self.hold.then_some(Hold::Scaled),
+            },
             ..RobotSetup::default()
         }
     }
 
     /// Whether anything was given that only a URDF file uses.
     fn given(&self) -> bool {
-        self.fixed_base || self.self_collision || !self.package_paths.is_empty()
+        self.fixed_base
+            || self.self_collision
+            || self.hold
+            || self.hold_gains.is_some()
+            || !self.package_paths.is_empty()
     }
 }
 

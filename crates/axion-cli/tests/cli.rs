@@ -206,7 +206,7 @@ fn urdf_files_run_on_flat_ground() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("--fixed-base, --package-path and --self-collision apply to URDF files")
+            .contains("--hold and --hold-gains apply to URDF and MJCF files")
     );
 }
 

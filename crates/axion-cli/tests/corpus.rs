@@ -169,15 +169,69 @@ fn mjcf_models_load_or_name_their_defect() {
     expect_outcomes(&data.join("mjcf"), &files);
 }
 
-/// The robots (and steps) that meet the bars of a limp drop today — dropped on flat
-/// ground from 1 mm up (MJCF models as written, on their own floor if they have one),
-/// 2 s: at least 99 % of steps converged, joint errors below
-/// 1e-6 m, no body with mass faster than 5 m/s, total energy never more than 1 % of its scale
-/// above its start, and less than 1 mm of penetration at the end. The others are in
-/// docs/robots.md with what holds them back; they join this list as they pass.
+/// Runs `file` of the corpus, set up by `setup`, for 2 s at step `h` and measures it
+/// against the bars of the robustness issue: at least 99 % of steps converged, joint
+/// errors below 1e-6 m, no body with mass faster than 5 m/s, total energy never more
+/// than 1 % of its scale above its start, and less than 1 mm of penetration at the end.
+/// Returns the measured line and whether every bar is met.
+fn bars(data: &Path, file: &str, setup: &RobotSetup, h: f64) -> (String, bool) {
+    let (model, _) = robot_model(&data.join(file), setup).unwrap();
+    let mut sim = Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap();
+    let start = sim.energy(0);
+    let exchange = axion::exchange_scale(sim.model());
+    let (mut converged, mut joint_error, mut fastest, mut energy_gain) =
+        (0, 0.0f64, 0.0f64, 0.0f64);
+    let n = (2.0 / h).round() as usize;
+    for _ in 0..n {
+        let report = sim.step().unwrap();
+        converged += usize::from(report.worlds[0].converged);
+        joint_error = joint_error.max(sim.joint_errors(0).position);
+        // Bodies with mass: a massless frame's origin is a point of the joint
+        // chain (a planar root's hinge anchor, at the world origin in
+        // walker2d.xml), which may move fast while every body is slow.
+        for b in (0..sim.model().bodies().len())
+            .filter(|&b| sim.model().bodies()[b].kind != axion::BodyKind::Frame)
+        {
+            let v = sim.state().velocity(0, axion::BodyId(b));
+            fastest = fastest.max(v.fixed_rows::<3>(0).norm());
+        }
+        let e = sim.energy(0);
+        energy_gain = energy_gain.max((e.total() - start.total()) / start.scale(&e, exchange));
+    }
+    let end = axion::violations(sim.model(), sim.state().world_poses(0)).unwrap();
+    let depth = end.penetration.map_or(0.0, |p| p.0);
+    let share = converged as f64 / n as f64;
+    let line = format!(
+        "{file} h = {h}: {:.1} % converged, joint error {joint_error:.1e} m, fastest {fastest:.2} m/s, energy gain {:.2} %, penetration {depth:.1e} m",
+        100.0 * share,
+        100.0 * energy_gain
+    );
+    println!("{line}");
+    let pass =
+        share >= 0.99 && joint_error < 1e-6 && fastest < 5.0 && energy_gain <= 0.01 && depth < 1e-3;
+    (line, pass)
+}
+
+/// Runs each file at each of its steps through [`bars`] and fails listing those that
+/// miss a bar.
+fn keep_passing(setup: &RobotSetup, passing: &[(&str, &[f64])]) {
+    let Some(data) = corpus() else { return };
+    let failures: Vec<String> = passing
+        .iter()
+        .flat_map(|&(file, steps)| steps.iter().map(move |&h| (file, h)))
+        .map(|(file, h)| bars(&data, file, setup, h))
+        .filter(|(_, pass)| !pass)
+        .map(|(line, _)| line)
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The robots (and steps) that meet the bars of a limp drop today ([`bars`]) —
+/// dropped on flat ground from 1 mm up (MJCF models as written, on their own floor if
+/// they have one), 2 s. The others are in docs/robots.md with what holds them back;
+/// they join this list as they pass.
 #[test]
 fn robots_that_pass_the_drop_keep_passing() {
-    let Some(data) = corpus() else { return };
     let passing: [(&str, &[f64]); 16] = [
         ("mjcf/swimmer.xml", &[0.005, 0.01, 0.02]),
         ("mjcf/hopper.xml", &[0.005, 0.01, 0.02]),
@@ -196,53 +250,21 @@ fn robots_that_pass_the_drop_keep_passing() {
         ("cartpole.urdf", &[0.005, 0.01, 0.02]),
         ("pendulum5.urdf", &[0.005, 0.01, 0.02]),
     ];
-    let mut failures = Vec::new();
-    for (file, steps) in passing {
-        for &h in steps {
-            let (model, _) = robot_model(&data.join(file), &RobotSetup::default()).unwrap();
-            let mut sim = Simulator::new(model, 1, h, BackendChoice::Cpu).unwrap();
-            let start = sim.energy(0);
-            let exchange = axion::exchange_scale(sim.model());
-            let (mut converged, mut joint_error, mut fastest, mut energy_gain) =
-                (0, 0.0f64, 0.0f64, 0.0f64);
-            let n = (2.0 / h).round() as usize;
-            for _ in 0..n {
-                let report = sim.step().unwrap();
-                converged += usize::from(report.worlds[0].converged);
-                joint_error = joint_error.max(sim.joint_errors(0).position);
-                // Bodies with mass: a massless frame's origin is a point of the joint
-                // chain (a planar root's hinge anchor, at the world origin in
-                // walker2d.xml), which may move fast while every body is slow.
-                for b in (0..sim.model().bodies().len())
-                    .filter(|&b| sim.model().bodies()[b].kind != axion::BodyKind::Frame)
-                {
-                    let v = sim.state().velocity(0, axion::BodyId(b));
-                    fastest = fastest.max(v.fixed_rows::<3>(0).norm());
-                }
-                let e = sim.energy(0);
-                energy_gain =
-                    energy_gain.max((e.total() - start.total()) / start.scale(&e, exchange));
-            }
-            let end = axion::violations(sim.model(), sim.state().world_poses(0)).unwrap();
-            let depth = end.penetration.map_or(0.0, |p| p.0);
-            let share = converged as f64 / n as f64;
-            let line = format!(
-                "{file} h = {h}: {:.1} % converged, joint error {joint_error:.1e} m, fastest {fastest:.2} m/s, energy gain {:.2} %, penetration {depth:.1e} m",
-                100.0 * share,
-                100.0 * energy_gain
-            );
-            println!("{line}");
-            if share < 0.99
-                || joint_error >= 1e-6
-                || fastest >= 5.0
-                || energy_gain > 0.01
-                || depth >= 1e-3
-            {
-                failures.push(line);
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    keep_passing(&RobotSetup::default(), &passing);
+}
+
+/// Standing: every robot whose start pose is held by position drives
+/// ([`axion_cli::Hold::Scaled`], `axion run ROBOT --hold`) and that meets the bars
+/// ([`bars`]) keeps meeting them.
+#[test]
+fn robots_that_stand_under_drives_keep_passing() {
+    let setup = RobotSetup {
+        hold: Some(axion_cli::Hold::Scaled),
+        ..RobotSetup::default()
+    };
+    let all: &[f64] = &[0.005, 0.01, 0.02];
+    let passing: Vec<(&str, &[f64])> = STANDING.iter().map(|&f| (f, all)).collect();
+    keep_passing(&setup, &passing);
 }
 
 /// A landing whose full semismooth steps fail is recovered from its best iterate
@@ -266,3 +288,28 @@ fn failed_landings_are_recovered_on_average() {
     println!("aliengo around h = 0.02: converged shares {shares:.3?}, mean {mean:.3}");
     assert!(mean >= 0.7, "mean converged share {mean:.3} ({shares:.3?})");
 }
+
+/// The robots that stand under drives at h = 0.005, 0.01 and 0.02 s
+/// ([`robots_that_stand_under_drives_keep_passing`]). Not yet: humanoid.urdf (its ball
+/// joints are not held, and it topples), panda, TwoJointRobot_w_fixedJoints and
+/// walker2d.xml (docs/robots.md, "Standing under drives").
+const STANDING: [&str; 18] = [
+    "a1/a1.urdf",
+    "aliengo/aliengo.urdf",
+    "laikago/laikago_toes_zup.urdf",
+    "mini_cheetah/mini_cheetah.urdf",
+    "quadruped/spirit40.urdf",
+    "quadruped/vision60.urdf",
+    "quadruped/minitaur.urdf",
+    "r2d2.urdf",
+    "kuka_iiwa/model.urdf",
+    "racecar/racecar.urdf",
+    "cartpole.urdf",
+    "pendulum5.urdf",
+    "mjcf/swimmer.xml",
+    "mjcf/hopper.xml",
+    "mjcf/ant.xml",
+    "mjcf/humanoid.xml",
+    "mjcf/humanoid_symmetric.xml",
+    "mjcf/half_cheetah.xml",
+];

@@ -102,10 +102,14 @@ impl PyModel {
     /// with its lowest point 1 mm above it, or bolted to the world with
     /// `fixed_base=True`; `package_paths` are searched for `package://` meshes before
     /// `ROS_PACKAGE_PATH`; `initial_positions` gives joints their start angle or
-    /// offset by name (rad or m; the others start as the file describes them). What the import repaired or left out is in `warnings` (and
-    /// issued as one Python warning).
+    /// offset by name (rad or m; the others start as the file describes them);
+    /// `hold=True` holds the start pose with a position drive on every revolute and
+    /// prismatic joint, its gains scaled to the robot, and `hold_gains=(ke, kd)` with
+    /// these gains on every joint (docs/robots.md, "Standing under drives"). What the
+    /// import repaired or left out is in `warnings` (and issued as one Python warning).
     #[staticmethod]
-    #[pyo3(signature = (path, *, fixed_base=false, self_collision=false, package_paths=Vec::new(), initial_positions=std::collections::HashMap::new()))]
+    #[pyo3(signature = (path, *, fixed_base=false, self_collision=false, package_paths=Vec::new(), initial_positions=std::collections::HashMap::new(), hold=false, hold_gains=None))]
+    #[allow(clippy::too_many_arguments)]
     fn load(
         py: Python<'_>,
         path: PathBuf,
@@ -113,16 +117,33 @@ impl PyModel {
         self_collision: bool,
         package_paths: Vec<PathBuf>,
         initial_positions: std::collections::HashMap<String, f64>,
+        hold: bool,
+        hold_gains: Option<(f64, f64)>,
     ) -> PyResult<Self> {
+        let hold = match hold_gains {
+            Some((ke, kd)) => Some(axion_cli::Hold::Gains { ke, kd }),
+            None => hold.then_some(axion_cli::Hold::Scaled),
+        };
         let (model, dt, warnings, schedules, forces) = if axion_cli::is_robot(&path) {
             let setup = axion_cli::RobotSetup {
                 fixed_base,
                 package_paths,
                 self_collision,
                 initial_positions,
+                hold,
             };
             let (model, imported) = axion_cli::robot_model(&path, &setup).map_err(axion_err)?;
             (model, None, imported.warnings, 0, 0)
+        } else if fixed_base
+            || self_collision
+            || hold.is_some()
+            || !package_paths.is_empty()
+            || !initial_positions.is_empty()
+        {
+            return Err(PyValueError::new_err(format!(
+                "{}: fixed_base, self_collision, package_paths, initial_positions, hold and hold_gains apply to URDF and MJCF files; a scene file sets them on its [[robots]] entry",
+                path.display()
+            )));
         } else {
             let scene = axion::load_scene(&path).map_err(axion_err)?;
             let (schedules, forces) = (scene.schedules.len(), scene.forces.len());

@@ -40,7 +40,7 @@ pub use axion_import::{
     parse_scene_as, parse_scene_in,
 };
 pub use axion_math as math;
-pub use axion_model::measure::{Energy, JointErrors, JointMotion, exchange_scale};
+pub use axion_model::measure::{Energy, JointErrors, JointMotion, exchange_scale, joint_motion};
 pub use axion_model::{
     Anisotropy, Backend, BodyDesc, BodyId, BodyKind, CollisionFilter, ContactForce, Control,
     ControlError, DriveDesc, DriveId, Geometry, JointDesc, JointDynamics, JointId, JointLimits,

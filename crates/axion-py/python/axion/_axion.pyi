@@ -54,9 +54,14 @@ class Model:
         self_collision: bool = False,
         package_paths: Sequence[Union[str, PathLike[str]]] = (),
         initial_positions: Mapping[str, float] = {},
+        hold: bool = False,
+        hold_gains: Optional[tuple[float, float]] = None,
     ) -> Model:
         """A URDF or MJCF robot on flat ground (or bolted down with fixed_base), or a
-        scene file (.toml, .json). Import warnings are in `warnings`."""
+        scene file (.toml, .json). Import warnings are in `warnings`. `hold=True`
+        puts a position drive on every revolute and prismatic joint holding its start
+        coordinate, with gains scaled to the robot; `hold_gains=(ke, kd)` gives every
+        such drive these gains instead (docs/robots.md, "Standing under drives")."""
     @staticmethod
     def demo(name: str) -> Model:
         """A built-in demo by name (see demo_names())."""
