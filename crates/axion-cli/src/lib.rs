@@ -359,6 +359,8 @@ pub struct Summary {
     pub integrator: String,
     /// The scene or robot file that was run (`None` for a built-in demo).
     pub file: Option<String>,
+    /// How a robot file was set up ([`RobotSetup::record`]; `None` for scenes and demos).
+    pub robot: Option<serde_json::Value>,
     /// The solver settings the run used ([`solver_record`]).
     pub solver: serde_json::Value,
     /// Time step (s).
@@ -881,6 +883,7 @@ pub fn run_scene(path: &Path, options: &RunOptions) -> Result<Summary, CliError>
             schedules: &scene.schedules,
             forces: &scene.forces,
             file: Some(path),
+            robot: None,
         },
         &options,
     )
@@ -990,6 +993,25 @@ pub struct RobotSetup {
     /// Hold the start pose: a position drive on every revolute and prismatic joint
     /// ([`holding_drives`]), replacing an MJCF file's actuators on those joints.
     pub hold: Option<Hold>,
+}
+
+impl RobotSetup {
+    /// The setup for `summary.json`: `fixed_base`, `self_collision`, `package_paths`,
+    /// `initial_positions` and `hold` (`null`, `"scaled"` or `{"ke": …, "kd": …}`).
+    pub fn record(&self) -> serde_json::Value {
+        let hold = match self.hold {
+            None => serde_json::Value::Null,
+            Some(Hold::Scaled) => "scaled".into(),
+            Some(Hold::Gains { ke, kd }) => serde_json::json!({ "ke": ke, "kd": kd }),
+        };
+        serde_json::json!({
+            "fixed_base": self.fixed_base,
+            "self_collision": self.self_collision,
+            "package_paths": self.package_paths,
+            "initial_positions": self.initial_positions,
+            "hold": hold,
+        })
+    }
 }
 
 /// The gains of the drives that hold a robot in its start pose ([`holding_drives`]).
@@ -1239,6 +1261,7 @@ pub fn run_robot(
         URDF_RUN.1,
         &Inputs {
             file: Some(path),
+            robot: Some(setup),
             ..Inputs::default()
         },
         options,
@@ -1365,6 +1388,8 @@ pub struct Inputs<'a> {
     pub forces: &'a [axion::AppliedForce],
     /// The file the model came from, for the summary.
     pub file: Option<&'a Path>,
+    /// How a robot file was set up, for the summary.
+    pub robot: Option<&'a RobotSetup>,
 }
 
 /// The settings of the solver a backend choice runs, for `summary.json`: the backend,
@@ -1575,6 +1600,7 @@ pub fn run_model(
         backend: format!("{} ({})", sim.backend_name(), sim.backend_reason()),
         integrator: integrator.to_string(),
         file: inputs.file.map(|p| p.display().to_string()),
+        robot: inputs.robot.map(RobotSetup::record),
         solver: solver_record(backend),
         dt,
         steps: taken,

@@ -43,7 +43,9 @@ pub const BAUMGARTE: f64 = 0.2;
 /// than body axes: under a rolling wheel the contact stays at the bottom of the wheel
 /// while the wheel's material point there changes every step (a skid-steer at 6 rad/s
 /// moves it 0.1 m per step at h = 0.05, so matching body points found no contact to
-/// warm-start from).
+/// warm-start from). Each previous contact continues at most one new one, the closest
+/// pairs first (a sphere a few millimetres from a box's corner on the same body keeps
+/// its own force).
 pub const PERSIST_DISTANCE: f64 = 5e-3;
 
 /// See [`PERSIST_DISTANCE`].

@@ -158,32 +158,64 @@ struct WorldStep {
     previous: Previous,
 }
 
-/// The previous step's contact matching `c` (lever arms `arms`): its force moved into
-/// `c`'s tangent frame, and its approach velocity if it was still open then (the
-/// speculative contact closed the gap in that step, so the impact speed is the one it
-/// had before).
-fn persisted(
-    c: &Contact,
-    arms: &[Vector3<f64>; 2],
+/// For each contact (lever arms `arms`), the previous step's contact it continues
+/// ([`PERSIST_DISTANCE`]): same bodies, normals within [`PERSIST_COS`], a point within
+/// the distance of where it sat relative to either body; one to one, the closest pairs
+/// first (a foot's sphere and the box corners a few millimetres from it each keep their
+/// own force, not the first one found nearby).
+fn match_previous(
+    contacts: &[Contact],
+    arms: &[[Vector3<f64>; 2]],
     previous: &[PreviousContact],
-) -> Option<([f64; 3], Option<f64>)> {
-    previous.iter().find_map(|p| {
-        let pc = &p.contact;
-        let near = |i: usize| (p.arms[i] - arms[i]).norm() < PERSIST_DISTANCE;
-        let same = pc.body_a == c.body_a
-            && pc.body_b == c.body_b
-            && pc.point.normal.dot(&c.point.normal) > PERSIST_COS
-            && (near(0) || near(1));
-        same.then(|| {
-            let l = p.forces;
-            let friction = pc.frame.t1 * l[1] + pc.frame.t2 * l[2];
-            let impact = (pc.gap > axion_constraints::contact::OPEN_GAP).then_some(p.approach);
-            (
-                [l[0], friction.dot(&c.frame.t1), friction.dot(&c.frame.t2)],
-                impact,
-            )
-        })
-    })
+) -> Vec<Option<usize>> {
+    let mut by_bodies: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    for (k, p) in previous.iter().enumerate() {
+        let c = &p.contact;
+        by_bodies
+            .entry((c.body_a.0, c.body_b.0))
+            .or_default()
+            .push(k);
+    }
+    // (distance, contact, previous contact) of every admissible pair.
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    for (i, (c, arms)) in contacts.iter().zip(arms).enumerate() {
+        let Some(candidates) = by_bodies.get(&(c.body_a.0, c.body_b.0)) else {
+            continue;
+        };
+        for &k in candidates {
+            let p = &previous[k];
+            let d = (p.arms[0] - arms[0])
+                .norm()
+                .min((p.arms[1] - arms[1]).norm());
+            if d < PERSIST_DISTANCE && p.contact.point.normal.dot(&c.point.normal) > PERSIST_COS {
+                pairs.push((d, i, k));
+            }
+        }
+    }
+    pairs.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+    let mut matched = vec![None; contacts.len()];
+    let mut taken = vec![false; previous.len()];
+    for (_, i, k) in pairs {
+        if matched[i].is_none() && !taken[k] {
+            matched[i] = Some(k);
+            taken[k] = true;
+        }
+    }
+    matched
+}
+
+/// The warm start `p` gives contact `c`: its force moved into `c`'s tangent frame, and
+/// its approach velocity if it was still open then (the speculative contact closed the
+/// gap in that step, so the impact speed is the one it had before).
+fn persisted(c: &Contact, p: &PreviousContact) -> ([f64; 3], Option<f64>) {
+    let pc = &p.contact;
+    let l = p.forces;
+    let friction = pc.frame.t1 * l[1] + pc.frame.t2 * l[2];
+    let impact = (pc.gap > axion_constraints::contact::OPEN_GAP).then_some(p.approach);
+    (
+        [l[0], friction.dot(&c.frame.t1), friction.dot(&c.frame.t2)],
+        impact,
+    )
 }
 
 /// Patterns kept at most; beyond this the cache is cleared (a scene whose contact set
@@ -431,10 +463,11 @@ impl WorldJob<'_> {
         warm.extend_from_slice(self.state.drive_forces(w));
         let mut approach = Vec::with_capacity(contacts.len());
         let arms: Vec<_> = contacts.iter().map(|c| lever_arms(c, q0)).collect();
-        for (c, arms) in contacts.iter().zip(&arms) {
+        let matched = match_previous(&contacts, &arms, &previous.contacts);
+        for (c, m) in contacts.iter().zip(matched) {
             let (a, b) = (c.body_a.0, c.body_b.0);
             let now = c.point.normal_jacobian(&q0[a], &q0[b]).dot(&u0[a], &u0[b]);
-            let found = persisted(c, arms, &previous.contacts);
+            let found = m.map(|k| persisted(c, &previous.contacts[k]));
             approach.push(
                 found
                     .and_then(|(_, impact)| impact)

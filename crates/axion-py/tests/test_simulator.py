@@ -242,6 +242,40 @@ def test_a_robot_starts_at_the_joint_angles_given():
     np.testing.assert_allclose(q[:, names.index("hinge")], 0.5, atol=1e-12)
 
 
+def test_a_held_pole_settles_where_its_drive_carries_its_weight():
+    """`hold_gains=(ke, kd)` holds the cartpole's start pose (slider 0.3 m out, pole
+    0.5 rad over): the 20 kg pole, its centre of mass 1 m below the hinge, settles
+    where the drive's torque ke (0.5 - q) equals gravity's m g sin q, the slider stays
+    at its target, and the drive forces read back as those laws."""
+    ke, kd = 2000.0, 600.0
+    with pytest.warns(UserWarning):
+        model = axion.Model.load(
+            REPOSITORY / "examples/robots/cartpole.urdf",
+            fixed_base=True,
+            initial_positions={"slider": 0.3, "hinge": 0.5},
+            hold_gains=(ke, kd),
+        )
+    assert sorted(model.drive_names) == ["hinge", "slider"]
+    assert set(model.drive_modes) == {"position"}
+    sim = axion.Simulator(model, worlds=1, dt=0.01)
+    sim.step(2000)
+    q = sim.joint_positions()[0]
+    names = model.joint_names
+    hinge, slider = q[names.index("hinge")], q[names.index("slider")]
+    # ke (0.5 - q) = m g d sin q, by Newton's method.
+    expected = 0.5
+    for _ in range(50):
+        f = ke * (0.5 - expected) - 20.0 * G * np.sin(expected)
+        expected -= f / (-ke - 20.0 * G * np.cos(expected))
+    assert hinge == pytest.approx(expected, abs=1e-8)
+    assert slider == pytest.approx(0.3, abs=1e-8)
+    forces = dict(zip(model.drive_names, sim.drive_forces()[0]))
+    assert forces["hinge"] == pytest.approx(ke * (0.5 - expected), rel=1e-7)
+    assert forces["slider"] == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match="apply to URDF and MJCF files"):
+        axion.Model.load(REPOSITORY / "examples/scenes/pendulum.toml", hold=True)
+
+
 def test_a_refused_write_changes_nothing():
     """set_friction([0.1, -1]) is refused as a whole: world 0 keeps the model's μ 0.5 and
     sticks on the 0.3 rad slope (with μ 0.1 it would slide); set_state with a NaN

@@ -350,3 +350,56 @@ fn pyramid_stands() {
         assert_eq!(s.converged_steps, s.steps);
     }
 }
+
+/// A body at rest on contacts a few millimetres apart — a 0.2 m box with a 1 cm ball
+/// fixed 4.2 mm inside one of its bottom corners, both on the ground (a robot's foot:
+/// a sphere beside a link's box) — starts every step from each contact's own force of
+/// the step before, so once it has settled every step is converged by its warm start,
+/// with no iteration. (Taking the first contact found within the persistence distance
+/// gave the ball's force to the box's corner: one iteration a step here, 7 a step on
+/// a standing laikago.)
+#[test]
+fn each_resting_contact_keeps_its_own_force() {
+    use axion::{Geometry, Material, Shape, ShapeDesc};
+    use nalgebra::{Isometry3, Vector3};
+    let mut b = ModelBuilder::new();
+    b.add_body(
+        BodyDesc::fixed("ground").shape(ShapeDesc::from_geometry(Geometry::HalfSpace {
+            normal: Vector3::z(),
+        })),
+    )
+    .unwrap();
+    let cube = Shape::Box {
+        half_extents: Vector3::repeat(0.1),
+    };
+    let ball = Shape::Sphere { radius: 0.01 };
+    let grip = Material {
+        friction: 0.8,
+        ..Material::default()
+    };
+    b.add_body(
+        BodyDesc::dynamic("foot")
+            .at(Vector3::new(0.0, 0.0, 0.1))
+            .mass(1.0, Vector3::zeros(), cube.unit_inertia(1.0))
+            .shape(ShapeDesc::new(cube).material(grip))
+            .shape(
+                ShapeDesc::new(ball)
+                    .at(Isometry3::translation(0.097, 0.097, -0.09))
+                    .material(grip),
+            ),
+    )
+    .unwrap();
+    for h in STEPS {
+        let mut sim = Simulator::new(b.clone().build().unwrap(), 1, h, BackendChoice::Cpu).unwrap();
+        sim.run((1.0 / h).round() as usize).unwrap();
+        let s = sim.run((1.0 / h).round() as usize).unwrap();
+        println!(
+            "resting foot h = {h}: {} contacts, {:.2} it/step (max {}) once settled",
+            sim.contacts(0).unwrap().len(),
+            s.mean_iterations,
+            s.max_iterations
+        );
+        assert_eq!(s.converged_steps, s.steps);
+        assert_eq!(s.max_iterations, 0);
+    }
+}
