@@ -120,7 +120,8 @@ def drop(path, h, balance=False, drives=None):
 
 def run(model, data, h):
     """Steps `DURATION` at `h`; returns wall time per step, the deepest penetration of
-    the last 0.5 s, the fastest body speed and whether the state stayed finite."""
+    the last 0.5 s, the fastest body speed and whether the state stayed finite (not
+    reset by MuJoCo for diverging accelerations)."""
     steps = int(round(DURATION / h))
     settled_from = steps - int(round(0.5 / h))
     deepest, fastest = 0.0, 0.0
@@ -131,7 +132,9 @@ def run(model, data, h):
             deepest = max(deepest, -min(c.dist for c in data.contact[: data.ncon]))
         fastest = max(fastest, float(np.abs(data.cvel[1:, 3:]).max(initial=0.0)))
     wall = time.perf_counter() - start
-    finite = bool(np.isfinite(data.qpos).all())
+    # MuJoCo resets a state whose accelerations blow up (and warns): count that too.
+    blew_up = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > 0
+    finite = bool(np.isfinite(data.qpos).all()) and not blew_up
     return wall / steps, deepest, fastest, finite
 
 

@@ -42,7 +42,7 @@ enum Command {
         run: RunArgs,
     },
     /// Run a scene file (TOML, or JSON with a .json extension; see docs/scenes.md), or a
-    /// URDF robot (.urdf) on flat ground without drives.
+    /// URDF or MJCF robot on flat ground, limp or (--hold) holding its start pose.
     Run {
         /// The scene or URDF file.
         scene: PathBuf,
@@ -82,14 +82,8 @@ struct RobotArgs {
     hold: bool,
     /// Hold the start pose (as --hold) with this stiffness and damping on every joint
     /// (N·m/rad and N·m·s/rad, or N/m and N·s/m for prismatic joints).
-    #[arg(
-        long,
-        value_name = "KE,KD",
-        value_delimiter = ',',
-        num_args = 2,
-        allow_negative_numbers = true
-    )]
-    hold_gains: Option<Vec<f64>>,
+    #[arg(long, value_name = "KE,KD", value_parser = gains, allow_hyphen_values = true)]
+    hold_gains: Option<(f64, f64)>,
 }
 
 impl RobotArgs {
@@ -98,9 +92,9 @@ impl RobotArgs {
             fixed_base: self.fixed_base,
             package_paths: self.package_paths.clone(),
             self_collision: self.self_collision,
-            hold: match self.hold_gains.as_deref() {
-                Some(&[ke, kd]) => Some(Hold::Gains { ke, kd }),
-                _ => self.hold.then_some(Hold::Scaled),
+            hold: match self.hold_gains {
+                Some((ke, kd)) => Some(Hold::Gains { ke, kd }),
+                None => self.hold.then_some(Hold::Scaled),
             },
             ..RobotSetup::default()
         }
@@ -114,6 +108,21 @@ impl RobotArgs {
             || self.hold_gains.is_some()
             || !self.package_paths.is_empty()
     }
+}
+
+/// `KE,KD`: two numbers separated by a comma (their signs are checked where the drives
+/// are built, with the joint named).
+fn gains(text: &str) -> Result<(f64, f64), String> {
+    let numbers: Vec<&str> = text.split(',').collect();
+    let [ke, kd] = numbers.as_slice() else {
+        return Err(format!("expected KE,KD (two numbers), got {text:?}"));
+    };
+    let number = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("{t:?} is not a number"))
+    };
+    Ok((number(ke)?, number(kd)?))
 }
 
 #[derive(Args)]

@@ -378,3 +378,57 @@ fn an_interrupted_run_keeps_its_files() {
     assert!(text.lines().all(|l| l.split(',').count() == columns));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `axion check ROBOT --hold` lists each holding drive with its target and gains (the
+/// scaled rule's: the cartpole's 260 kg, 1 m across, gives 260 g₀ / 0.05 on both
+/// joints), `--hold-gains` sets them, and a run's summary.json records the setup.
+#[test]
+fn held_robots_say_how_they_are_held() {
+    let cartpole = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/robots/cartpole.urdf");
+    let axion = env!("CARGO_BIN_EXE_axion");
+    let out = Command::new(axion)
+        .arg("check")
+        .arg(&cartpole)
+        .args(["--fixed-base", "--hold"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let ke = 260.0 * axion_cli::STANDARD_GRAVITY * 1.0 / axion_cli::HOLD_SAG;
+    let kd = ke * axion_cli::HOLD_TIME;
+    for (joint, unit, force) in [("slider", "m", "N"), ("hinge", "rad", "N·m")] {
+        let line = format!(
+            "hold: joint {joint:?} at 0.000000 {unit}, ke {ke:.4e} {force}/{unit}, kd {kd:.4e} {force}·s/{unit}"
+        );
+        assert!(stdout.contains(&line), "{line} not in\n{stdout}");
+    }
+    let dir = std::env::temp_dir().join(format!("axion-held-{}", std::process::id()));
+    let out = Command::new(axion)
+        .arg("run")
+        .arg(&cartpole)
+        .args([
+            "--fixed-base",
+            "--hold-gains",
+            "100,10",
+            "--duration",
+            "0.1",
+        ])
+        .args(["--quiet", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["robot"]["hold"],
+        serde_json::json!({"ke": 100.0, "kd": 10.0})
+    );
+    assert_eq!(summary["robot"]["fixed_base"], true);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
