@@ -8,6 +8,9 @@
 //! (`reuse_factors = false`), and by the sparse LU (`tree_solve = false`). Before
 //! timing, prints each run's Newton iterations per step and converged share.
 //!
+//! Group `robot_stand` times quadrupeds of the corpus standing instead, their start
+//! pose held by position drives (`axion run ROBOT --hold`), along the tree.
+//!
 //! Without the corpus the robots are skipped with the reason printed (the skid-steer
 //! still runs). `scripts/mujoco_drop.py --steps 0.002,0.01` times MuJoCo on the same files.
 //!
@@ -57,23 +60,68 @@ fn corpus() -> Option<PathBuf> {
     }
 }
 
+/// The corpus files also timed standing, holding their start pose under position
+/// drives (`axion run ROBOT --hold`, gains scaled to the robot).
+const STANDING: [&str; 6] = [
+    "quadruped/minitaur.urdf",
+    "a1/a1.urdf",
+    "aliengo/aliengo.urdf",
+    "laikago/laikago_toes_zup.urdf",
+    "mini_cheetah/mini_cheetah.urdf",
+    "quadruped/spirit40.urdf",
+];
+
+/// Prints one run's iterations, converged share and wall time per step, then times
+/// the whole run from the same start as benchmark `variant`/`name` of `group`.
+fn time(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    (name, variant): (&str, &str),
+    model: axion::Model,
+    settings: SolverSettings,
+) {
+    let steps = (DURATION / H).round() as usize;
+    let mut sim =
+        Simulator::new(model, 1, H, BackendChoice::CpuWith(settings)).expect("valid simulator");
+    let start = sim.state().clone();
+    let summary = sim.run(steps).expect("step");
+    eprintln!(
+        "{name}, {variant}: {} steps of {H} s, {:.2} Newton iterations per step (max {}), {:.1} % converged, {:.0} µs per step",
+        summary.steps,
+        summary.mean_iterations,
+        summary.max_iterations,
+        100.0 * summary.converged_steps as f64 / summary.steps as f64,
+        1e6 * summary.wall.as_secs_f64() / summary.steps as f64
+    );
+    group.bench_with_input(BenchmarkId::new(variant, name), &steps, |b, &n| {
+        b.iter(|| {
+            *sim.state_mut() = start.clone();
+            black_box(sim.run(n).expect("step").converged_steps)
+        })
+    });
+}
+
 fn bench(c: &mut Criterion) {
+    let data = corpus();
+    let load = |file: &str, setup: &RobotSetup| {
+        let data = data.as_ref().expect("corpus");
+        robot_model(&data.join(file), setup)
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .0
+    };
     let mut models = vec![(
         "skid-steer (built in)".to_string(),
         axion::scenes::skid_steer([2.0, 6.0, 4.0]).expect("built-in robot"),
     )];
-    if let Some(data) = corpus() {
+    if data.is_some() {
         for file in ROBOTS {
-            let (model, _) = robot_model(&data.join(file), &RobotSetup::default())
-                .unwrap_or_else(|e| panic!("{file}: {e}"));
-            models.push((file.to_string(), model));
+            models.push((file.to_string(), load(file, &RobotSetup::default())));
         }
     }
     let steps = (DURATION / H).round() as usize;
     let mut group = c.benchmark_group("robot_drop");
     group.sample_size(10);
     group.throughput(Throughput::Elements(steps as u64));
-    for ((name, model), (solve, tree_solve, reuse_factors)) in models
+    for ((name, model), (variant, tree_solve, reuse_factors)) in models
         .into_iter()
         .flat_map(|m| VARIANTS.map(|v| (m.clone(), v)))
     {
@@ -82,24 +130,22 @@ fn bench(c: &mut Criterion) {
             reuse_factors,
             ..Default::default()
         };
-        let mut sim =
-            Simulator::new(model, 1, H, BackendChoice::CpuWith(settings)).expect("valid simulator");
-        let start = sim.state().clone();
-        let summary = sim.run(steps).expect("step");
-        eprintln!(
-            "{name}, {solve}: {} steps of {H} s, {:.2} Newton iterations per step (max {}), {:.1} % converged, {:.0} µs per step",
-            summary.steps,
-            summary.mean_iterations,
-            summary.max_iterations,
-            100.0 * summary.converged_steps as f64 / summary.steps as f64,
-            1e6 * summary.wall.as_secs_f64() / summary.steps as f64
-        );
-        group.bench_with_input(BenchmarkId::new(solve, &name), &steps, |b, &n| {
-            b.iter(|| {
-                *sim.state_mut() = start.clone();
-                black_box(sim.run(n).expect("step").converged_steps)
-            })
-        });
+        time(&mut group, (&name, variant), model, settings);
+    }
+    group.finish();
+    if data.is_none() {
+        return;
+    }
+    let mut group = c.benchmark_group("robot_stand");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(steps as u64));
+    let held = RobotSetup {
+        hold: Some(axion_cli::Hold::Scaled),
+        ..RobotSetup::default()
+    };
+    for file in STANDING {
+        let model = load(file, &held);
+        time(&mut group, (file, "tree"), model, SolverSettings::default());
     }
     group.finish();
 }
