@@ -205,13 +205,14 @@ fn scheduled_servo_follows_its_targets() {
     assert!(end.abs() < 1e-4, "final angle {end}");
 }
 
-/// `[simulation.solver]` reaches the solver: one iteration at most per step.
+/// `[simulation.solver]` reaches the solver: one iteration at most per step, and no
+/// second attempt as shorter steps.
 #[test]
 fn solver_settings_from_the_file_are_used() {
     let text = std::fs::read_to_string(root().join("examples/scenes/pendulum.toml"))
         .unwrap()
         .replace("duration = 5.0", "duration = 0.2")
-        + "\n[simulation.solver]\nmax_iterations = 1\ncontact_margin = 0.05\n";
+        + "\n[simulation.solver]\nmax_iterations = 1\ncontact_margin = 0.05\nsplit_depth = 0\n";
     let dir = std::env::temp_dir().join(format!("axion-solver-scene-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("one_iteration.toml");
@@ -220,6 +221,7 @@ fn solver_settings_from_the_file_are_used() {
     let settings = solver_settings(&scene.settings, axion::SolverSettings::default());
     assert_eq!(settings.max_iterations, 1);
     assert_eq!(settings.contact_margin, 0.05);
+    assert_eq!(settings.split_depth, 0);
     let summary = run_scene(
         &path,
         &RunOptions {

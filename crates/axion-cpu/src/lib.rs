@@ -106,6 +106,17 @@ struct Previous {
 }
 
 impl Previous {
+    /// What a second attempt at the same step starts from: the contacts and limits for
+    /// its warm start, no factors, not quiet.
+    fn for_retry(&self) -> Self {
+        Self {
+            contacts: self.contacts.clone(),
+            limits: self.limits.clone(),
+            chords: self.chords,
+            ..Self::default()
+        }
+    }
+
     /// Forgets the previous step unless `state`'s world `w` is where it ended (a state
     /// set by the caller — a reset, a world moved by hand — starts without warm starts
     /// and kept approach velocities: a ball placed at rest where a falling one was
@@ -376,12 +387,17 @@ impl Backend for CpuBackend {
                         layout,
                         collision,
                         settings: &settings,
-                        state: state_ref,
+                        start: WorldStart {
+                            poses: state_ref.world_poses(w),
+                            velocities: state_ref.world_velocities(w),
+                            joint_forces: state_ref.joint_forces(w),
+                            drive_forces: state_ref.drive_forces(w),
+                        },
                         control,
                         h,
                         world: w,
                     };
-                    world.solve(previous, factorizations)
+                    world.step(previous, factorizations, settings.split_depth)
                 })
                 .collect::<Vec<WorldStep>>()
         };
@@ -422,24 +438,97 @@ impl Backend for CpuBackend {
     }
 }
 
+/// Where one world's step starts: poses, velocities, and the joint and drive forces
+/// of the step before (the warm start).
+#[derive(Clone, Copy)]
+struct WorldStart<'a> {
+    poses: &'a [Pose],
+    velocities: &'a [axion_math::Twist],
+    joint_forces: &'a [f64],
+    drive_forces: &'a [f64],
+}
+
 /// Everything one world's step reads.
+#[derive(Clone, Copy)]
 struct WorldJob<'a> {
     model: &'a Model,
     layout: &'a Layout,
     collision: &'a CollisionWorld,
     settings: &'a SolverSettings,
-    state: &'a State,
+    start: WorldStart<'a>,
     control: &'a Control,
     h: f64,
     world: usize,
 }
 
 impl WorldJob<'_> {
+    /// Solves the world's step ([`solve`](Self::solve)); one that does not converge is
+    /// solved again as two steps of half the length, each split again while `splits`
+    /// allow ([`SolverSettings::split_depth`]), and that result is kept if every part
+    /// converges. The statistics count every iteration of every attempt; the residuals
+    /// are those of the result kept.
+    fn step(
+        &self,
+        previous: &mut Previous,
+        cache: &mut Factorizations,
+        splits: usize,
+    ) -> WorldStep {
+        let before = (splits > 0).then(|| previous.for_retry());
+        let whole = self.solve(previous, cache);
+        let Some(mut before) = before.filter(|_| !whole.result.stats.converged) else {
+            return whole;
+        };
+        let half = WorldJob {
+            h: 0.5 * self.h,
+            ..*self
+        };
+        let first = half.step(&mut before, cache, splits - 1);
+        if !first.result.stats.converged {
+            // The split result could not be kept: no need for its second half.
+            let mut kept = whole;
+            let (a, k) = (first.result.stats, &mut kept.result.stats);
+            k.iterations += a.iterations;
+            k.backtracks += a.backtracks;
+            k.failed_solves += a.failed_solves;
+            return kept;
+        }
+        let jr = self.layout.joint_rows;
+        let dr = self.start.drive_forces.len();
+        let lambda = &first.result.lambda;
+        let second_half = WorldJob {
+            start: WorldStart {
+                poses: &first.result.poses,
+                velocities: &first.result.velocities,
+                joint_forces: &lambda[..jr],
+                drive_forces: &lambda[jr..jr + dr],
+            },
+            ..half
+        };
+        let mut middle = first.previous.for_retry();
+        let mut second = second_half.step(&mut middle, cache, splits - 1);
+        let (a, b, w) = (first.result.stats, second.result.stats, whole.result.stats);
+        let iterations = w.iterations + a.iterations + b.iterations;
+        let backtracks = w.backtracks + a.backtracks + b.backtracks;
+        let failed_solves = w.failed_solves + a.failed_solves + b.failed_solves;
+        let mut kept = if a.converged && b.converged {
+            second.result.stats.substeps = a.substeps + b.substeps;
+            // Its kept factors are those of a shorter step: no chord step from them.
+            second.previous.quiet = false;
+            second
+        } else {
+            whole
+        };
+        kept.result.stats.iterations = iterations;
+        kept.result.stats.backtracks = backtracks;
+        kept.result.stats.failed_solves = failed_solves;
+        kept
+    }
+
     /// Detects the world's contacts, warm-starts from `previous`, and solves its step.
     fn solve(&self, previous: &mut Previous, cache: &mut Factorizations) -> WorldStep {
         let (settings, layout, h, w) = (self.settings, self.layout, self.h, self.world);
-        let q0 = self.state.world_poses(w);
-        let u0 = self.state.world_velocities(w);
+        let q0 = self.start.poses;
+        let u0 = self.start.velocities;
         // Speculative margin: the settings' margin plus two steps of the fastest body.
         let speed = u0
             .iter()
@@ -459,8 +548,8 @@ impl WorldJob<'_> {
         } else {
             Integrator::BackwardEuler
         };
-        let mut warm = self.state.joint_forces(w).to_vec();
-        warm.extend_from_slice(self.state.drive_forces(w));
+        let mut warm = self.start.joint_forces.to_vec();
+        warm.extend_from_slice(self.start.drive_forces);
         let mut approach = Vec::with_capacity(contacts.len());
         let arms: Vec<_> = contacts.iter().map(|c| lever_arms(c, q0)).collect();
         let matched = match_previous(&contacts, &arms, &previous.contacts);
@@ -550,7 +639,7 @@ impl WorldJob<'_> {
             None
         };
         let result = solver.solve(&warm, reuse, &mut lu, projection);
-        let first_contact = layout.joint_rows + self.state.drive_forces(w).len();
+        let first_contact = layout.joint_rows + self.start.drive_forces.len();
         let first_limit = first_contact + 3 * contacts.len();
         let forces = result.lambda[first_contact..first_limit].chunks_exact(3);
         let contacts = contacts

@@ -1024,6 +1024,7 @@ impl<'a> WorldSolver<'a> {
             contacts: 0.0,
             friction: 0.0,
             contact_count: self.contacts.len(),
+            substeps: 1,
         };
         let mut chord = None;
         let kept = lu.as_mut().filter(|lu| lu.keeps_factors());

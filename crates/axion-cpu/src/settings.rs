@@ -19,7 +19,8 @@ pub enum Integrator {
 pub struct SolverSettings {
     /// Time discretisation.
     pub integrator: Integrator,
-    /// Most Newton iterations (linear solves) per step.
+    /// Most Newton iterations (linear solves) per attempt at a step (a step split in
+    /// sub-steps, [`split_depth`](Self::split_depth), makes more than one attempt).
     pub max_iterations: usize,
     /// Converged when the dynamics and drive residuals are below this (m/s).
     pub velocity_tolerance: f64,
@@ -75,6 +76,16 @@ pub struct SolverSettings {
     /// static ground), instead of by sparse LU: the same direction in linear time.
     /// `false` always uses the sparse LU (for comparison; docs/benchmarks.md).
     pub tree_solve: bool,
+    /// A step that does not converge is solved again as two steps of $h/2$, from the
+    /// same start, each of them split again while this allows ($2^d$ sub-steps at most);
+    /// the split result is kept if every sub-step converges, else the whole step's.
+    /// Backward Euler over the sub-steps is as exact a step as the whole one (every
+    /// constraint holds at the end of each), only finer. Nonsmooth events — a landing's
+    /// new contacts, a slip starting — can leave the semismooth iteration of a large step
+    /// without a way to its solution; a shorter step usually has one. The step's
+    /// statistics count the sub-steps ([`axion_model::StepStats::substeps`]) and every
+    /// iteration of every attempt. 0 never splits.
+    pub split_depth: usize,
     /// Blocks of worlds stepped in parallel (on rayon's thread pool, one thread per
     /// core unless `RAYON_NUM_THREADS` says otherwise): 0 (the default) makes one block
     /// per available core, 1 steps every world on the calling thread; never more blocks
@@ -104,6 +115,7 @@ impl Default for SolverSettings {
             contact_persistence: true,
             reuse_factors: true,
             tree_solve: true,
+            split_depth: 3,
             threads: 0,
         }
     }

@@ -810,6 +810,7 @@ impl GpuBackend {
                     contact_count: at(ST_COUNT) as usize,
                     backtracks: at(ST_BACKTRACKS) as usize,
                     failed_solves: at(ST_FAILED) as usize,
+                    substeps: 1,
                 });
                 // Every world finishes every step: the step count is the same in all.
                 totals.steps = at(ST_RUN_STEPS) as usize;

@@ -104,18 +104,21 @@ pub struct SolverOverrides {
     pub recovery_speed: Option<f64>,
     /// The same for angles (CPU only, rad/s).
     pub recovery_rate: Option<f64>,
+    /// How often a step that does not converge is halved and solved again (CPU only).
+    pub split_depth: Option<usize>,
 }
 
 impl SolverOverrides {
-    /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`): the GPU
-    /// backend has neither.
+    /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`,
+    /// `split_depth`): the GPU backend has none of them.
     pub fn cpu_only(&self) -> Vec<&'static str> {
         [
-            ("recovery_speed", self.recovery_speed),
-            ("recovery_rate", self.recovery_rate),
+            ("recovery_speed", self.recovery_speed.is_some()),
+            ("recovery_rate", self.recovery_rate.is_some()),
+            ("split_depth", self.split_depth.is_some()),
         ]
         .into_iter()
-        .filter_map(|(name, v)| v.map(|_| name))
+        .filter_map(|(name, given)| given.then_some(name))
         .collect()
     }
 }

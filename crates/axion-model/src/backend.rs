@@ -31,6 +31,10 @@ pub struct StepStats {
     pub backtracks: usize,
     /// Linear solves that failed (singular matrix or non-finite result).
     pub failed_solves: usize,
+    /// The sub-steps the step was solved as: 1 for a step solved whole; more where the
+    /// CPU backend solved a step that did not converge again as shorter steps
+    /// (`SolverSettings::split_depth`).
+    pub substeps: usize,
 }
 
 /// One step of every world.
