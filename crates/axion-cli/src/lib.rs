@@ -812,6 +812,7 @@ fn stats_json(s: &StepStats) -> serde_json::Value {
         "iterations": s.iterations, "converged": s.converged, "dynamics": s.dynamics,
         "joints": s.joints, "drives": s.drives, "contacts": s.contacts, "friction": s.friction,
         "contact_count": s.contact_count, "backtracks": s.backtracks, "failed_solves": s.failed_solves,
+        "substeps": s.substeps,
     })
 }
 

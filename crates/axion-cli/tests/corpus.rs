@@ -356,3 +356,43 @@ const STANDING: [(&str, &[f64]); 21] = [
 
 /// The three steps of the robustness issue's bars (s).
 const ALL_STEPS: &[f64] = &[0.005, 0.01, 0.02];
+
+/// A step split in two is two steps of half the length: aliengo's first step that its
+/// landing splits ends where two steps of h/2 from the same state end (each of them
+/// split again as it needs), to within the solver's tolerances (the two runs' warm
+/// starts differ).
+#[test]
+fn a_split_step_is_two_half_steps() {
+    let Some(data) = corpus() else { return };
+    let (model, _) =
+        robot_model(&data.join("aliengo/aliengo.urdf"), &RobotSetup::default()).unwrap();
+    let h = 0.02;
+    let mut sim = Simulator::new(model.clone(), 1, h, BackendChoice::Cpu).unwrap();
+    for _ in 0..(2.0 / h).round() as usize {
+        let before = sim.state().clone();
+        let stats = sim.step().unwrap().worlds[0];
+        if stats.substeps < 2 {
+            continue;
+        }
+        let mut halves = Simulator::new(model, 1, 0.5 * h, BackendChoice::Cpu).unwrap();
+        *halves.state_mut() = before;
+        for _ in 0..2 {
+            assert!(halves.step().unwrap().worlds[0].converged);
+        }
+        let (mut dx, mut dv) = (0.0f64, 0.0f64);
+        for b in 0..sim.model().bodies().len() {
+            let b = axion::BodyId(b);
+            let (p, q) = (sim.state().com_pose(0, b), halves.state().com_pose(0, b));
+            dx = dx.max((p.translation.vector - q.translation.vector).norm());
+            dv = dv.max((sim.state().velocity(0, b) - halves.state().velocity(0, b)).norm());
+        }
+        println!(
+            "step at t = {:.3} s split into {}: positions within {dx:.1e} m, velocities within {dv:.1e}",
+            sim.state().time(),
+            stats.substeps
+        );
+        assert!(dx < 1e-9 && dv < 1e-7, "{dx} m, {dv}");
+        return;
+    }
+    panic!("no step of aliengo's landing was split in two");
+}

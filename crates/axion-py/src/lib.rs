@@ -606,8 +606,9 @@ impl PySimulator {
     }
 
     /// Statistics of the last step, per world: iterations, converged, the residuals
-    /// (dynamics, joints, drives, contacts, friction; in m/s, m or rad) and
-    /// contact_count, each an array of length `worlds`.
+    /// (dynamics, joints, drives, contacts, friction; in m/s, m or rad), contact_count
+    /// and substeps (1, or more for a step the CPU solved again as shorter steps), each
+    /// an array of length `worlds`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sim = self.sim(py);
         let worlds = &sim.last_report().worlds;
@@ -640,6 +641,14 @@ impl PySimulator {
             worlds
                 .iter()
                 .map(|s| s.contact_count as u64)
+                .collect::<Array1<u64>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "substeps",
+            worlds
+                .iter()
+                .map(|s| s.substeps as u64)
                 .collect::<Array1<u64>>()
                 .into_pyarray(py),
         )?;

@@ -99,6 +99,7 @@ def test_stats_describe_every_world():
     assert list(stats["contact_count"]) == [12, 12]
     assert (stats["contacts"] <= 1e-8).all()
     assert stats["iterations"].max() == summary["max_iterations"]
+    assert list(stats["substeps"]) == [1, 1]
 
 
 def test_state_round_trips_and_single_worlds_reset():

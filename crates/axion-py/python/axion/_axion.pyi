@@ -33,6 +33,7 @@ class StepStats(TypedDict):
     contacts: npt.NDArray[np.float64]
     friction: npt.NDArray[np.float64]
     contact_count: npt.NDArray[np.uint64]
+    substeps: npt.NDArray[np.uint64]
 
 class Contacts(TypedDict):
     body_a: npt.NDArray[np.uint64]
