@@ -116,3 +116,48 @@ fn a_held_joint_is_held_inside_its_range() {
     );
     assert_eq!(drives.len(), 1);
 }
+
+/// A ball joint has no single coordinate to drive: holding the pose leaves it free and
+/// says so, naming it.
+#[test]
+fn ball_joints_are_named_as_left_free() {
+    let dir = std::env::temp_dir().join(format!("axion-hold-ball-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("shoulder.urdf");
+    let link = |name: &str| {
+        format!(
+            r#"<link name="{name}"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>"#
+        )
+    };
+    std::fs::write(
+        &path,
+        format!(
+            r#"<robot name="r">
+  <link name="world"/>
+  {}
+  {}
+  <joint name="shoulder" type="spherical"><parent link="world"/><child link="upper"/></joint>
+  <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/>
+    <origin xyz="0.3 0 0"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+</robot>
+"#,
+            link("upper"),
+            link("lower")
+        ),
+    )
+    .unwrap();
+    let setup = RobotSetup {
+        hold: Some(Hold::Scaled),
+        ..RobotSetup::default()
+    };
+    let (model, imported) = robot_model(&path, &setup).unwrap();
+    assert_eq!(model.drives().len(), 1);
+    assert!(
+        imported.warnings.iter().any(|w| w
+            .message
+            .contains("1 ball joint(s) are left free (shoulder)")),
+        "{:?}",
+        imported.warnings
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
