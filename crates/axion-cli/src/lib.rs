@@ -62,6 +62,14 @@ pub enum CliError {
         "--fixed-base, --package-path, --self-collision, --hold and --hold-gains apply to URDF and MJCF files; in a scene file set `fixed_base`, `package_paths`, `self_collision` or `drives` on the robot"
     )]
     RobotOptionsWithoutUrdf,
+    /// Holding gains that are not finite and non-negative, or both zero.
+    #[error("hold gains must be finite and non-negative, not both zero: got ke = {ke}, kd = {kd}")]
+    InvalidHoldGains {
+        /// The stiffness given.
+        ke: f64,
+        /// The damping given.
+        kd: f64,
+    },
     /// `--threads` asked of a backend that has no worker threads.
     #[error("--threads applies to the CPU backend, not to {backend}")]
     ThreadsWithoutCpu {
@@ -998,6 +1006,12 @@ pub struct RobotSetup {
 }
 
 impl RobotSetup {
+    /// Whether anything differs from the default setup (a scene file's robots say these
+    /// themselves, so a scene refuses them).
+    pub fn any_given(&self) -> bool {
+        self != &Self::default()
+    }
+
     /// The setup for `summary.json`: `fixed_base`, `self_collision`, `package_paths`,
     /// `initial_positions` and `hold` (`null`, `"scaled"` or `{"ke": …, "kd": …}`).
     pub fn record(&self) -> serde_json::Value {
@@ -1009,7 +1023,11 @@ impl RobotSetup {
         serde_json::json!({
             "fixed_base": self.fixed_base,
             "self_collision": self.self_collision,
-            "package_paths": self.package_paths,
+            "package_paths": self
+                .package_paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>(),
             "initial_positions": self.initial_positions,
             "hold": hold,
         })
@@ -1038,6 +1056,25 @@ pub enum Hold {
     },
 }
 
+impl Hold {
+    /// The hold a run asks for: with `gains` (stiffness, damping) those on every
+    /// joint, else with `scaled` the gains scaled to the robot, else none. Gains must be
+    /// finite and non-negative, not both zero.
+    pub fn from_options(scaled: bool, gains: Option<(f64, f64)>) -> Result<Option<Self>, CliError> {
+        match gains {
+            Some((ke, kd)) => {
+                let valid = |g: f64| g.is_finite() && g >= 0.0;
+                if valid(ke) && valid(kd) && (ke > 0.0 || kd > 0.0) {
+                    Ok(Some(Hold::Gains { ke, kd }))
+                } else {
+                    Err(CliError::InvalidHoldGains { ke, kd })
+                }
+            }
+            None => Ok(scaled.then_some(Hold::Scaled)),
+        }
+    }
+}
+
 /// $g_0$ (m/s²) of [`Hold::Scaled`]: the gains do not depend on the model's gravity.
 pub const STANDARD_GRAVITY: f64 = 9.80665;
 
@@ -1045,8 +1082,9 @@ pub const STANDARD_GRAVITY: f64 = 9.80665;
 /// weight at a lever of the robot's size.
 pub const HOLD_SAG: f64 = 0.05;
 
-/// $\tau = k_d / k_e$ (s) of [`Hold::Scaled`]: a held joint moved away from its target
-/// returns with this time constant (overdamped for any link lighter than the robot).
+/// $\tau = k_d / k_e$ (s) of [`Hold::Scaled`]: where the inertia $I$ a joint moves is
+/// below $k_d\tau/4$ the joint returns to its target overdamped, within about $\tau$;
+/// heavier, it rings (damping ratio $\tau\sqrt{k_e/I}/2$).
 pub const HOLD_TIME: f64 = 0.02;
 
 /// Position drives that hold every revolute and prismatic joint of an imported robot

@@ -44,16 +44,16 @@ enum Command {
     /// Run a scene file (TOML, or JSON with a .json extension; see docs/scenes.md), or a
     /// URDF or MJCF robot on flat ground, limp or (--hold) holding its start pose.
     Run {
-        /// The scene or URDF file.
+        /// The scene file, or the URDF or MJCF robot.
         scene: PathBuf,
         #[command(flatten)]
         robot: RobotArgs,
         #[command(flatten)]
         run: RunArgs,
     },
-    /// Validate a scene file (TOML or JSON) or a URDF robot without running it.
+    /// Validate a scene file (TOML or JSON) or a URDF or MJCF robot without running it.
     Check {
-        /// The scene or URDF file.
+        /// The scene file, or the URDF or MJCF robot.
         scene: PathBuf,
         #[command(flatten)]
         robot: RobotArgs,
@@ -87,31 +87,20 @@ struct RobotArgs {
 }
 
 impl RobotArgs {
-    fn setup(&self) -> RobotSetup {
-        RobotSetup {
+    /// The setup these arguments ask for; gains that cannot be are refused.
+    fn setup(&self) -> Result<RobotSetup, CliError> {
+        Ok(RobotSetup {
             fixed_base: self.fixed_base,
             package_paths: self.package_paths.clone(),
             self_collision: self.self_collision,
-            hold: match self.hold_gains {
-                Some((ke, kd)) => Some(Hold::Gains { ke, kd }),
-                None => self.hold.then_some(Hold::Scaled),
-            },
+            hold: Hold::from_options(self.hold, self.hold_gains)?,
             ..RobotSetup::default()
-        }
-    }
-
-    /// Whether anything was given that only a URDF file uses.
-    fn given(&self) -> bool {
-        self.fixed_base
-            || self.self_collision
-            || self.hold
-            || self.hold_gains.is_some()
-            || !self.package_paths.is_empty()
+        })
     }
 }
 
-/// `KE,KD`: two numbers separated by a comma (their signs are checked where the drives
-/// are built, with the joint named).
+/// `KE,KD`: two numbers separated by a comma (their values are checked by
+/// [`Hold::from_options`]).
 fn gains(text: &str) -> Result<(f64, f64), String> {
     let numbers: Vec<&str> = text.split(',').collect();
     let [ke, kd] = numbers.as_slice() else {
@@ -265,22 +254,26 @@ fn main() -> ExitCode {
             report(result, run.out.as_ref())
         }
         Command::Run { scene, robot, run } => {
-            let result = if is_robot(&scene) {
-                run_robot(&scene, &robot.setup(), &run.options())
-            } else if robot.given() {
-                Err(CliError::RobotOptionsWithoutUrdf)
-            } else {
-                run_scene(&scene, &run.options())
-            };
+            let result = robot.setup().and_then(|setup| {
+                if is_robot(&scene) {
+                    run_robot(&scene, &setup, &run.options())
+                } else if setup.any_given() {
+                    Err(CliError::RobotOptionsWithoutUrdf)
+                } else {
+                    run_scene(&scene, &run.options())
+                }
+            });
             report(result, run.out.as_ref())
         }
-        Command::Check { scene, robot } => match if is_robot(&scene) {
-            check_robot(&scene, &robot.setup())
-        } else if robot.given() {
-            Err(CliError::RobotOptionsWithoutUrdf)
-        } else {
-            check_scene(&scene)
-        } {
+        Command::Check { scene, robot } => match robot.setup().and_then(|setup| {
+            if is_robot(&scene) {
+                check_robot(&scene, &setup)
+            } else if setup.any_given() {
+                Err(CliError::RobotOptionsWithoutUrdf)
+            } else {
+                check_scene(&scene)
+            }
+        }) {
             Ok(text) => {
                 say(format_args!("{text}"));
                 ExitCode::SUCCESS

@@ -381,7 +381,8 @@ fn an_interrupted_run_keeps_its_files() {
 
 /// `axion check ROBOT --hold` lists each holding drive with its target and gains (the
 /// scaled rule's: the cartpole's 260 kg, 1 m across, gives 260 g₀ / 0.05 on both
-/// joints), `--hold-gains` sets them, and a run's summary.json records the setup.
+/// joints), `--hold-gains` sets them, and a run's summary.json records the setup;
+/// gains that are negative, not numbers, both zero or not two are refused.
 #[test]
 fn held_robots_say_how_they_are_held() {
     let cartpole = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -431,4 +432,22 @@ fn held_robots_say_how_they_are_held() {
     );
     assert_eq!(summary["robot"]["fixed_base"], true);
     std::fs::remove_dir_all(&dir).unwrap();
+    for gains in ["-1,2", "nan,1", "0,0", "5"] {
+        let out = Command::new(axion)
+            .arg("check")
+            .arg(&cartpole)
+            .args(["--hold-gains", gains])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(if gains == "5" { 2 } else { 1 }),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("KE,KD") || stderr.contains("hold gains must be"),
+            "{stderr}"
+        );
+    }
 }

@@ -10,9 +10,8 @@ use axion_cli::{HOLD_SAG, Hold, RobotSetup, STANDARD_GRAVITY, holding_drives, ro
 /// A 2 kg arm whose centre of mass lies `D` = 0.5 m from a hinge about y at the world
 /// origin, held horizontal (the hinge's range [lower, 1] rad).
 fn arm(lower: f64) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("axion-hold-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("arm{lower}.urdf"));
+    let path =
+        std::env::temp_dir().join(format!("axion-hold-{}-arm{lower}.urdf", std::process::id()));
     std::fs::write(
         &path,
         format!(
@@ -47,7 +46,9 @@ fn settled_angle(hold: Hold) -> f64 {
         hold: Some(hold),
         ..RobotSetup::default()
     };
-    let (model, _) = robot_model(&arm(-1.0), &setup).unwrap();
+    let path = arm(-1.0);
+    let (model, _) = robot_model(&path, &setup).unwrap();
+    std::fs::remove_file(path).unwrap();
     let hinge = model.joint_id("hinge").unwrap();
     let mut sim = Simulator::new(model, 1, 0.01, BackendChoice::Cpu).unwrap();
     let s = sim.run(600).unwrap();
@@ -95,7 +96,9 @@ fn a_held_arm_sags_as_its_gains_say() {
 /// described at 0 with its range starting at 0.3 rad is held at 0.3 rad.
 #[test]
 fn a_held_joint_is_held_inside_its_range() {
-    let (model, imported) = robot_model(&arm(0.3), &RobotSetup::default()).unwrap();
+    let path = arm(0.3);
+    let (model, imported) = robot_model(&path, &RobotSetup::default()).unwrap();
+    std::fs::remove_file(path).unwrap();
     let drives = holding_drives(&model, &imported, Hold::Scaled).unwrap();
     let Some(axion::DriveDesc::Position {
         target,

@@ -276,6 +276,7 @@ fn cpu_only_solver_settings() {
         ("friction_creep", "-1e-6"),
         ("recovery_speed", "0.0"),
         ("recovery_rate", "nan"),
+        ("split_depth", "17"),
     ] {
         let err = parse_scene(&format!("[simulation.solver]\n{field} = {value}\n{body}"))
             .unwrap_err()

@@ -24,11 +24,11 @@ use std::collections::HashMap;
 use axion_collision::{CollisionWorld, Contact};
 use axion_constraints::contact::{PERSIST_COS, PERSIST_DISTANCE};
 use axion_math::Pose;
-use axion_model::{Backend, Control, Model, State, StepError, StepReport};
+use axion_model::{Backend, Control, Model, State, StepError, StepReport, StepStats};
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-pub use settings::{FRICTION_CREEP, Integrator, SolverSettings};
+pub use settings::{FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings};
 
 use newton::{ActiveLimit, Layout, StepInput, WorldSolver};
 use sparse::SparseLu;
@@ -58,6 +58,13 @@ struct Factorizations {
 }
 
 impl Factorizations {
+    /// Keeps the factorization of a step's attempt that was not kept, for its pattern.
+    fn recycle(&mut self, previous: Previous) {
+        if let Some(lu) = previous.lu {
+            self.pool(previous.signature, lu);
+        }
+    }
+
     /// Keeps the factorization of a pattern for later steps (after clearing the pool
     /// if it holds [`MAX_PATTERNS`]).
     fn pool(&mut self, signature: Vec<(usize, usize)>, lu: reduced::ReducedLu) {
@@ -229,6 +236,14 @@ fn persisted(c: &Contact, p: &PreviousContact) -> ([f64; 3], Option<f64>) {
     )
 }
 
+/// Adds the work of another attempt at a step (`other`'s iterations, backtracks and
+/// failed solves) to the statistics of the attempt kept.
+fn add_work(stats: &mut StepStats, other: &StepStats) {
+    stats.iterations += other.iterations;
+    stats.backtracks += other.backtracks;
+    stats.failed_solves += other.failed_solves;
+}
+
 /// Patterns kept at most; beyond this the cache is cleared (a scene whose contact set
 /// never repeats gains nothing from it).
 const MAX_PATTERNS: usize = 256;
@@ -397,7 +412,11 @@ impl Backend for CpuBackend {
                         h,
                         world: w,
                     };
-                    world.step(previous, factorizations, settings.split_depth)
+                    world.step(
+                        previous,
+                        factorizations,
+                        settings.split_depth.min(MAX_SPLIT_DEPTH),
+                    )
                 })
                 .collect::<Vec<WorldStep>>()
         };
@@ -474,7 +493,7 @@ impl WorldJob<'_> {
         splits: usize,
     ) -> WorldStep {
         let before = (splits > 0).then(|| previous.for_retry());
-        let whole = self.solve(previous, cache);
+        let mut whole = self.solve(previous, cache);
         let Some(mut before) = before.filter(|_| !whole.result.stats.converged) else {
             return whole;
         };
@@ -483,14 +502,12 @@ impl WorldJob<'_> {
             ..*self
         };
         let first = half.step(&mut before, cache, splits - 1);
-        if !first.result.stats.converged {
+        let first_stats = first.result.stats;
+        if !first_stats.converged {
             // The split result could not be kept: no need for its second half.
-            let mut kept = whole;
-            let (a, k) = (first.result.stats, &mut kept.result.stats);
-            k.iterations += a.iterations;
-            k.backtracks += a.backtracks;
-            k.failed_solves += a.failed_solves;
-            return kept;
+            add_work(&mut whole.result.stats, &first_stats);
+            cache.recycle(first.previous);
+            return whole;
         }
         let jr = self.layout.joint_rows;
         let dr = self.start.drive_forces.len();
@@ -505,23 +522,26 @@ impl WorldJob<'_> {
             ..half
         };
         let mut middle = first.previous.for_retry();
-        let mut second = second_half.step(&mut middle, cache, splits - 1);
-        let (a, b, w) = (first.result.stats, second.result.stats, whole.result.stats);
-        let iterations = w.iterations + a.iterations + b.iterations;
-        let backtracks = w.backtracks + a.backtracks + b.backtracks;
-        let failed_solves = w.failed_solves + a.failed_solves + b.failed_solves;
-        let mut kept = if a.converged && b.converged {
-            second.result.stats.substeps = a.substeps + b.substeps;
-            // Its kept factors are those of a shorter step: no chord step from them.
-            second.previous.quiet = false;
-            second
+        let second = second_half.step(&mut middle, cache, splits - 1);
+        cache.recycle(first.previous);
+        let second_stats = second.result.stats;
+        if second_stats.converged {
+            let mut kept = second;
+            kept.result.stats.substeps = first_stats.substeps + second_stats.substeps;
+            add_work(&mut kept.result.stats, &whole.result.stats);
+            add_work(&mut kept.result.stats, &first_stats);
+            // Its kept factors are those of a shorter step: no chord step from them; and
+            // the chord record goes on from the step's, not from its sub-steps'.
+            kept.previous.quiet = false;
+            kept.previous.chords = whole.previous.chords;
+            cache.recycle(whole.previous);
+            kept
         } else {
+            add_work(&mut whole.result.stats, &first_stats);
+            add_work(&mut whole.result.stats, &second_stats);
+            cache.recycle(second.previous);
             whole
-        };
-        kept.result.stats.iterations = iterations;
-        kept.result.stats.backtracks = backtracks;
-        kept.result.stats.failed_solves = failed_solves;
-        kept
+        }
     }
 
     /// Detects the world's contacts, warm-starts from `previous`, and solves its step.

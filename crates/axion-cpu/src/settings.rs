@@ -84,7 +84,9 @@ pub struct SolverSettings {
     /// new contacts, a slip starting — can leave the semismooth iteration of a large step
     /// without a way to its solution; a shorter step usually has one. The step's
     /// statistics count the sub-steps ([`axion_model::StepStats::substeps`]) and every
-    /// iteration of every attempt. 0 never splits.
+    /// iteration of every attempt, and the contacts the world reports afterwards are
+    /// those of its last sub-step. 0 never splits; values above [`MAX_SPLIT_DEPTH`] act
+    /// as it.
     pub split_depth: usize,
     /// Blocks of worlds stepped in parallel (on rayon's thread pool, one thread per
     /// core unless `RAYON_NUM_THREADS` says otherwise): 0 (the default) makes one block
@@ -93,6 +95,9 @@ pub struct SolverSettings {
     /// identical for any value.
     pub threads: usize,
 }
+
+/// The deepest [`SolverSettings::split_depth`] that acts.
+pub use axion_model::MAX_SPLIT_DEPTH;
 
 /// Default [`SolverSettings::friction_creep`] (and the GPU backend's).
 pub use axion_constraints::friction::projection::FRICTION_CREEP;

@@ -1229,6 +1229,15 @@ impl SolverOverrides {
                 "[simulation.solver] friction_creep must be a non-negative number, got {c}"
             ));
         }
+        if let Some(d) = self
+            .split_depth
+            .filter(|&d| d > axion_model::MAX_SPLIT_DEPTH)
+        {
+            return Err(format!(
+                "[simulation.solver] split_depth must be at most {}, got {d}",
+                axion_model::MAX_SPLIT_DEPTH
+            ));
+        }
         for (name, v) in [
             ("recovery_speed", self.recovery_speed),
             ("recovery_rate", self.recovery_rate),

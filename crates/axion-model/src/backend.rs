@@ -33,9 +33,14 @@ pub struct StepStats {
     pub failed_solves: usize,
     /// The sub-steps the step was solved as: 1 for a step solved whole; more where the
     /// CPU backend solved a step that did not converge again as shorter steps
-    /// (`SolverSettings::split_depth`).
+    /// (`SolverSettings::split_depth`, at most [`MAX_SPLIT_DEPTH`] halvings).
     pub substeps: usize,
 }
+
+/// The most times a step is halved into shorter steps (the CPU's
+/// `SolverSettings::split_depth` acts as this above it, a scene file's `split_depth` is
+/// refused above it): $2^{16}$ sub-steps at most.
+pub const MAX_SPLIT_DEPTH: usize = 16;
 
 /// One step of every world.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -21,7 +21,7 @@ pub mod model;
 pub mod shape;
 pub mod state;
 
-pub use backend::{Backend, ContactForce, RunTotals, StepReport, StepStats};
+pub use backend::{Backend, ContactForce, MAX_SPLIT_DEPTH, RunTotals, StepReport, StepStats};
 pub use desc::{
     BodyDesc, BodyId, BodyKind, DriveDesc, DriveId, JointDesc, JointDynamics, JointId, JointLimits,
     JointType, MassSpec,

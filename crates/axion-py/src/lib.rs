@@ -120,26 +120,18 @@ impl PyModel {
         hold: bool,
         hold_gains: Option<(f64, f64)>,
     ) -> PyResult<Self> {
-        let hold = match hold_gains {
-            Some((ke, kd)) => Some(axion_cli::Hold::Gains { ke, kd }),
-            None => hold.then_some(axion_cli::Hold::Scaled),
+        let setup = axion_cli::RobotSetup {
+            fixed_base,
+            package_paths,
+            self_collision,
+            initial_positions,
+            hold: axion_cli::Hold::from_options(hold, hold_gains)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
         };
         let (model, dt, warnings, schedules, forces) = if axion_cli::is_robot(&path) {
-            let setup = axion_cli::RobotSetup {
-                fixed_base,
-                package_paths,
-                self_collision,
-                initial_positions,
-                hold,
-            };
             let (model, imported) = axion_cli::robot_model(&path, &setup).map_err(axion_err)?;
             (model, None, imported.warnings, 0, 0)
-        } else if fixed_base
-            || self_collision
-            || hold.is_some()
-            || !package_paths.is_empty()
-            || !initial_positions.is_empty()
-        {
+        } else if setup.any_given() {
             return Err(PyValueError::new_err(format!(
                 "{}: fixed_base, self_collision, package_paths, initial_positions, hold and hold_gains apply to URDF and MJCF files; a scene file sets them on its [[robots]] entry",
                 path.display()
@@ -615,14 +607,10 @@ impl PySimulator {
         let d = PyDict::new(py);
         let column =
             |f: fn(&axion::StepStats) -> f64| -> Array1<f64> { worlds.iter().map(f).collect() };
-        d.set_item(
-            "iterations",
-            worlds
-                .iter()
-                .map(|s| s.iterations as u64)
-                .collect::<Array1<u64>>()
-                .into_pyarray(py),
-        )?;
+        let count = |f: fn(&axion::StepStats) -> usize| -> Array1<u64> {
+            worlds.iter().map(|s| f(s) as u64).collect()
+        };
+        d.set_item("iterations", count(|s| s.iterations).into_pyarray(py))?;
         d.set_item(
             "converged",
             worlds
@@ -636,22 +624,8 @@ impl PySimulator {
         d.set_item("drives", column(|s| s.drives).into_pyarray(py))?;
         d.set_item("contacts", column(|s| s.contacts).into_pyarray(py))?;
         d.set_item("friction", column(|s| s.friction).into_pyarray(py))?;
-        d.set_item(
-            "contact_count",
-            worlds
-                .iter()
-                .map(|s| s.contact_count as u64)
-                .collect::<Array1<u64>>()
-                .into_pyarray(py),
-        )?;
-        d.set_item(
-            "substeps",
-            worlds
-                .iter()
-                .map(|s| s.substeps as u64)
-                .collect::<Array1<u64>>()
-                .into_pyarray(py),
-        )?;
+        d.set_item("contact_count", count(|s| s.contact_count).into_pyarray(py))?;
+        d.set_item("substeps", count(|s| s.substeps).into_pyarray(py))?;
         Ok(d)
     }
 

@@ -357,7 +357,7 @@ fn pyramid_stands() {
 /// the step before, so once it has settled every step is converged by its warm start,
 /// with no iteration. (Taking the first contact found within the persistence distance
 /// gave the ball's force to the box's corner: one iteration a step here, 7 a step on
-/// a standing laikago.)
+/// a standing laikago, docs/robots.md.)
 #[test]
 fn each_resting_contact_keeps_its_own_force() {
     use axion::{Geometry, Material, Shape, ShapeDesc};
