@@ -1561,6 +1561,7 @@ pub fn run_model(
     if let Some(out) = outputs.as_mut() {
         out.record(&sim, (0, false), 0.0, &[])?;
     }
+    let initial = axion::initial_state(sim.model()).map_err(SimError::from)?;
     let start = Instant::now();
     let bar = indicatif::ProgressBar::with_draw_target(
         Some(steps as u64),
@@ -1572,7 +1573,6 @@ pub fn run_model(
         )
         .expect("valid template"),
     );
-    let initial = axion::initial_state(sim.model()).map_err(SimError::from)?;
     let (mut iterations, mut max_iterations, mut converged, mut max_contacts) =
         (0usize, 0, 0usize, 0);
     let mut max_error = (0..worlds)

@@ -48,6 +48,20 @@ struct Cache {
     varied: Vec<Option<(Vec<Option<f64>>, Model)>>,
 }
 
+impl Cache {
+    /// An empty cache for `model` with its collision shapes.
+    fn new(model: &Model, collision: CollisionWorld) -> Self {
+        Self {
+            layout: Layout::new(model),
+            shape_count: model.bodies().iter().map(|b| b.shapes.len()).sum(),
+            collision,
+            workers: Vec::new(),
+            previous: Vec::new(),
+            varied: Vec::new(),
+        }
+    }
+}
+
 /// One reduced Newton system's LU per row pattern seen (the model's rows plus the contacts' body
 /// pairs) and not held by a world ([`Previous`]), and the velocity projection's; owned by
 /// one worker thread.
@@ -263,6 +277,17 @@ impl CpuBackend {
         }
     }
 
+    /// A backend for `model` whose collision shapes `collision` are already built
+    /// ([`CollisionWorld::new`] of the same model): its first step does not build them
+    /// again (convex hulls of mesh robots take tens of milliseconds). A backend so made
+    /// steps any model, as [`CpuBackend::new`]'s does.
+    pub fn for_model(settings: SolverSettings, model: &Model, collision: CollisionWorld) -> Self {
+        Self {
+            settings,
+            cache: Some(Cache::new(model, collision)),
+        }
+    }
+
     /// The settings.
     pub fn settings(&self) -> &SolverSettings {
         &self.settings
@@ -283,14 +308,7 @@ impl CpuBackend {
             backend: self.name(),
             reason: e.to_string(),
         })?;
-        self.cache = Some(Cache {
-            layout,
-            shape_count,
-            collision,
-            workers: Vec::new(),
-            previous: Vec::new(),
-            varied: Vec::new(),
-        });
+        self.cache = Some(Cache::new(model, collision));
         Ok(())
     }
 }

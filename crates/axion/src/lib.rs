@@ -25,6 +25,8 @@ pub mod diagnose;
 pub mod scenes;
 
 use std::ops::ControlFlow;
+
+use axion_collision::CollisionWorld;
 use std::time::{Duration, Instant};
 
 pub use axion_collision as collision;
@@ -163,9 +165,10 @@ fn gpu(
 }
 
 /// The automatic choice (see [`BackendChoice::Auto`]).
-fn auto(model: &Model, worlds: usize) -> (Box<dyn Backend>, String) {
+fn auto(model: &Model, worlds: usize, collision: CollisionWorld) -> (Box<dyn Backend>, String) {
     let cpu = |why: String| -> (Box<dyn Backend>, String) {
-        (Box::new(CpuBackend::default()), format!("auto: CPU, {why}"))
+        let backend = CpuBackend::for_model(SolverSettings::default(), model, collision);
+        (Box::new(backend), format!("auto: CPU, {why}"))
     };
     if worlds < AUTO_GPU_MIN_WORLDS {
         return cpu(format!(
@@ -218,15 +221,19 @@ impl Simulator {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(StepError::InvalidTimeStep { h: dt }.into());
         }
-        // Build the collision shapes once here so that a bad mesh is reported now, not
-        // at the first step.
-        axion_collision::CollisionWorld::new(&model)?;
+        // Build the collision shapes here so that a bad mesh is reported now, not at the
+        // first step; the CPU backend keeps them.
+        let collision = CollisionWorld::new(&model)?;
         let state = State::new(&model, worlds)?;
         let control = Control::new(&model, worlds);
         let (backend, backend_reason): (Box<dyn Backend>, String) = match backend {
-            BackendChoice::Cpu => (Box::new(CpuBackend::default()), "requested".into()),
-            BackendChoice::CpuWith(settings) => {
-                (Box::new(CpuBackend::new(settings)), "requested".into())
+            BackendChoice::Cpu | BackendChoice::CpuWith(_) => {
+                let settings = match backend {
+                    BackendChoice::CpuWith(settings) => settings,
+                    _ => SolverSettings::default(),
+                };
+                let cpu = CpuBackend::for_model(settings, &model, collision);
+                (Box::new(cpu), "requested".into())
             }
             #[cfg(feature = "gpu")]
             BackendChoice::Gpu => gpu(&model, worlds, GpuSettings::default())?,
@@ -234,7 +241,7 @@ impl Simulator {
             BackendChoice::GpuWith(settings) => gpu(&model, worlds, settings)?,
             #[cfg(not(feature = "gpu"))]
             BackendChoice::Gpu => return Err(SimError::NoGpuBackend),
-            BackendChoice::Auto => auto(&model, worlds),
+            BackendChoice::Auto => auto(&model, worlds, collision),
         };
         Ok(Self {
             model,

@@ -96,3 +96,37 @@ fn thread_count_does_not_change_robots_with_chord_steps() {
         );
     }
 }
+
+/// A CPU backend given the model's collision shapes at creation (as `Simulator::new`
+/// does) steps exactly as one that builds them at its first step.
+#[test]
+fn a_backend_with_its_shapes_built_steps_as_one_without() {
+    use axion::{Backend, Control, CpuBackend, State};
+    let model = scenes::skid_steer([2.0, 6.0, 4.0]).unwrap();
+    let run = |mut backend: CpuBackend| {
+        let mut state = State::new(&model, 1).unwrap();
+        let control = Control::new(&model, 1);
+        for _ in 0..100 {
+            backend.step(&model, &mut state, &control, 0.01).unwrap();
+        }
+        state
+            .world_poses(0)
+            .iter()
+            .flat_map(|p| {
+                axion::math::pose_coords(p)
+                    .iter()
+                    .map(|c| c.to_bits())
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<u64>>()
+    };
+    let built = axion::collision::CollisionWorld::new(&model).unwrap();
+    assert_eq!(
+        run(CpuBackend::for_model(
+            SolverSettings::default(),
+            &model,
+            built
+        )),
+        run(CpuBackend::new(SolverSettings::default()))
+    );
+}
