@@ -952,6 +952,7 @@ pub fn solver_settings(s: &axion::SceneSettings, base: SolverSettings) -> Solver
     settings.friction_creep = o.friction_creep.unwrap_or(settings.friction_creep);
     settings.recovery_speed = o.recovery_speed.unwrap_or(settings.recovery_speed);
     settings.recovery_rate = o.recovery_rate.unwrap_or(settings.recovery_rate);
+    settings.fallback_creep = o.fallback_creep.unwrap_or(settings.fallback_creep);
     settings.split_depth = o.split_depth.unwrap_or(settings.split_depth);
     settings
 }
@@ -1462,7 +1463,7 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "contact_persistence": c.contact_persistence, "reuse_factors": c.reuse_factors,
                 "threads": c.threads,
                 "friction_creep": c.friction_creep, "recovery_speed": c.recovery_speed,
-                "recovery_rate": c.recovery_rate, "tree_solve": c.tree_solve, "split_depth": c.split_depth,
+                "recovery_rate": c.recovery_rate, "tree_solve": c.tree_solve, "split_depth": c.split_depth, "fallback_creep": c.fallback_creep,
             })
         }
     }

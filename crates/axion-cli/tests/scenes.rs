@@ -206,13 +206,13 @@ fn scheduled_servo_follows_its_targets() {
 }
 
 /// `[simulation.solver]` reaches the solver: one iteration at most per step, and no
-/// second attempt as shorter steps.
+/// second attempt (with more creep, or as shorter steps).
 #[test]
 fn solver_settings_from_the_file_are_used() {
     let text = std::fs::read_to_string(root().join("examples/scenes/pendulum.toml"))
         .unwrap()
         .replace("duration = 5.0", "duration = 0.2")
-        + "\n[simulation.solver]\nmax_iterations = 1\ncontact_margin = 0.05\nsplit_depth = 0\n";
+        + "\n[simulation.solver]\nmax_iterations = 1\ncontact_margin = 0.05\nsplit_depth = 0\nfallback_creep = 0\n";
     let dir = std::env::temp_dir().join(format!("axion-solver-scene-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("one_iteration.toml");
@@ -222,6 +222,7 @@ fn solver_settings_from_the_file_are_used() {
     assert_eq!(settings.max_iterations, 1);
     assert_eq!(settings.contact_margin, 0.05);
     assert_eq!(settings.split_depth, 0);
+    assert_eq!(settings.fallback_creep, 0.0);
     let summary = run_scene(
         &path,
         &RunOptions {
@@ -277,6 +278,7 @@ fn cpu_only_solver_settings() {
         ("recovery_speed", "0.0"),
         ("recovery_rate", "nan"),
         ("split_depth", "17"),
+        ("fallback_creep", "-1"),
     ] {
         let err = parse_scene(&format!("[simulation.solver]\n{field} = {value}\n{body}"))
             .unwrap_err()

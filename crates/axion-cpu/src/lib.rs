@@ -28,7 +28,7 @@ use axion_model::{Backend, Control, Model, State, StepError, StepReport, StepSta
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-pub use settings::{FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings};
+pub use settings::{FALLBACK_CREEP, FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings};
 
 use newton::{ActiveLimit, Layout, StepInput, WorldSolver};
 use sparse::SparseLu;
@@ -188,6 +188,20 @@ impl ChordRecord {
 struct WorldStep {
     result: newton::WorldResult,
     previous: Previous,
+}
+
+impl WorldStep {
+    /// `other`, a second attempt at this step that converged, in its place: with this
+    /// attempt's work added to its statistics, this attempt's record of chord steps,
+    /// and no chord step next from `other`'s factors (those of a shorter step or
+    /// another creep); this attempt's factorization goes back to `cache`.
+    fn replaced_by(self, mut other: WorldStep, cache: &mut Factorizations) -> WorldStep {
+        add_work(&mut other.result.stats, &self.result.stats);
+        other.previous.quiet = false;
+        other.previous.chords = self.previous.chords;
+        cache.recycle(self.previous);
+        other
+    }
 }
 
 /// For each contact (lever arms `arms`), the previous step's contact it continues
@@ -500,21 +514,45 @@ struct WorldJob<'a> {
 
 impl WorldJob<'_> {
     /// Solves the world's step ([`solve`](Self::solve)); one that does not converge is
-    /// solved again as two steps of half the length, each split again while `splits`
-    /// allow ([`SolverSettings::split_depth`]), and that result is kept if every part
-    /// converges. The statistics count every iteration of every attempt; the residuals
-    /// are those of the result kept.
+    /// solved again from the same start with the larger creep
+    /// [`SolverSettings::fallback_creep`], then, if that does not converge either, as
+    /// two steps of half the length, each of them solved so in turn while `splits`
+    /// allow ([`SolverSettings::split_depth`]). A second attempt's result is kept if it
+    /// converges (every part of a split); otherwise the first attempt's. The statistics
+    /// count every iteration of every attempt; the residuals are those of the result
+    /// kept.
     fn step(
         &self,
         previous: &mut Previous,
         cache: &mut Factorizations,
         splits: usize,
     ) -> WorldStep {
-        let before = (splits > 0).then(|| previous.for_retry());
+        let settings = self.settings;
+        let creep_again = settings.fallback_creep > settings.friction_creep;
+        let before = (splits > 0 || creep_again).then(|| previous.for_retry());
         let mut whole = self.solve(previous, cache);
         let Some(mut before) = before.filter(|_| !whole.result.stats.converged) else {
             return whole;
         };
+        if creep_again {
+            let creeping = SolverSettings {
+                friction_creep: settings.fallback_creep,
+                ..*settings
+            };
+            let job = WorldJob {
+                settings: &creeping,
+                ..*self
+            };
+            let again = job.solve(&mut before.for_retry(), cache);
+            if again.result.stats.converged {
+                return whole.replaced_by(again, cache);
+            }
+            add_work(&mut whole.result.stats, &again.result.stats);
+            cache.recycle(again.previous);
+        }
+        if splits == 0 {
+            return whole;
+        }
         let half = WorldJob {
             h: 0.5 * self.h,
             ..*self
@@ -544,15 +582,9 @@ impl WorldJob<'_> {
         cache.recycle(first.previous);
         let second_stats = second.result.stats;
         if second_stats.converged {
-            let mut kept = second;
+            let mut kept = whole.replaced_by(second, cache);
             kept.result.stats.substeps = first_stats.substeps + second_stats.substeps;
-            add_work(&mut kept.result.stats, &whole.result.stats);
             add_work(&mut kept.result.stats, &first_stats);
-            // Its kept factors are those of a shorter step: no chord step from them; and
-            // the chord record goes on from the step's, not from its sub-steps'.
-            kept.previous.quiet = false;
-            kept.previous.chords = whole.previous.chords;
-            cache.recycle(whole.previous);
             kept
         } else {
             add_work(&mut whole.result.stats, &first_stats);

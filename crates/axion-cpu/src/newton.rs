@@ -176,6 +176,24 @@ impl ActiveLimit {
 /// [`SolverSettings::friction_creep`]).
 const EXPLOSION: f64 = 1e9;
 
+/// Full semismooth steps can fall into a two-cycle: two iterates, each one's Newton
+/// step leading to the other (a foot's heel and toe trading friction states, one at the
+/// edge of its cone, the other outside it). The merit then repeats every other
+/// iteration ([`two_cycle`]), and the trial force's $\hat\rho$ of every friction row is
+/// multiplied by this for the rest of the step: which side of a cone's edge the trial
+/// force $\lambda_t - \hat\rho v_t$ falls on changes, the cycle's active sets change
+/// with it, and the residual's zeros — Coulomb's law holding — do not depend on
+/// $\hat\rho$. Measured on the robots of docs/robots.md (docs/step.md, "A step solved
+/// again").
+const TWO_CYCLE_RHO: f64 = 0.3;
+
+/// Whether the last four merits (oldest first) form a two-cycle: each within 1 % of
+/// the one two iterations before it, the two pairs apart by more than that.
+fn two_cycle(m: &[f64; 4]) -> bool {
+    let same = |a: f64, b: f64| (a - b).abs() <= 1e-2 * a.max(b);
+    same(m[0], m[2]) && same(m[1], m[3]) && !same(m[2], m[3])
+}
+
 /// The starting merit [`EXPLOSION`] multiplies is at least this ((m/s)²: residuals of
 /// 1 mm/s): a step warm-started next to its solution (merit 10⁻²⁰) may still pass
 /// through merits of 10⁻¹⁰ on its way, as semismooth iterates do, without being
@@ -315,6 +333,9 @@ pub(crate) struct WorldSolver<'a> {
     constants: Constants,
     position_rows: Vec<axion_constraints::PositionRow>,
     force_rows: Vec<axion_constraints::PositionRow>,
+    /// Factor on every friction row's trial-force $\hat\rho$ ([`TWO_CYCLE_RHO`]): 1
+    /// until the iteration is caught in a two-cycle.
+    rho_factor: f64,
 }
 
 impl<'a> WorldSolver<'a> {
@@ -421,6 +442,7 @@ impl<'a> WorldSolver<'a> {
             joint_start: Vec::with_capacity(joint_rows),
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
+            rho_factor: 1.0,
         }
     }
 
@@ -631,7 +653,8 @@ impl<'a> WorldSolver<'a> {
                 &lambda_t,
                 lambda_n,
                 &v_t,
-                &cc.w_t,
+                // ρ̂ ∝ 1/w: the trial force's ρ̂ times `rho_factor`.
+                &(cc.w_t / self.rho_factor),
                 h,
                 inp.settings.friction_creep,
             );
@@ -1088,7 +1111,14 @@ impl<'a> WorldSolver<'a> {
         // the Armijo backtracking.
         let merit_limit = EXPLOSION * e.merit.max(EXPLOSION_FLOOR);
         let mut best = (it.clone(), e.merit);
+        // The last four merits, newest last, to see a two-cycle.
+        let mut recent = [f64::NAN; 4];
         while !self.converged(&e) && stats.iterations < limit {
+            if full_steps && two_cycle(&recent) {
+                self.rho_factor *= TWO_CYCLE_RHO;
+                e = self.evaluate(&it);
+                recent = [f64::NAN; 4];
+            }
             let Some(dx) = self.direction(&it, &e, lu) else {
                 stats.failed_solves += 1;
                 break;
@@ -1104,6 +1134,8 @@ impl<'a> WorldSolver<'a> {
                 if te.merit.is_finite() && te.merit < merit_limit {
                     it = trial;
                     e = te;
+                    recent.rotate_left(1);
+                    recent[3] = e.merit;
                     if e.merit < best.1 {
                         best = (it.clone(), e.merit);
                     }
@@ -1315,4 +1347,21 @@ fn row_groups(
         r += len;
     }
     (groups, row_group)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::two_cycle;
+
+    /// A two-cycle is merits alternating between two values; a plateau, a descent or
+    /// the first iterations (no four merits yet) are not.
+    #[test]
+    fn two_cycles_are_told_from_plateaus_and_descents() {
+        assert!(two_cycle(&[1.86, 3.06e-2, 1.86, 3.05e-2]));
+        assert!(two_cycle(&[0.2064, 1.04, 0.2066, 1.04]));
+        assert!(!two_cycle(&[1.0, 1.0, 1.0, 1.0]));
+        assert!(!two_cycle(&[1.0, 0.5, 0.25, 0.125]));
+        assert!(!two_cycle(&[f64::NAN, f64::NAN, 1.0, 2.0]));
+        assert!(!two_cycle(&[1.0, 2.0, 1.5, 2.0]));
+    }
 }

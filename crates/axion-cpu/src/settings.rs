@@ -76,8 +76,22 @@ pub struct SolverSettings {
     /// static ground), instead of by sparse LU: the same direction in linear time.
     /// `false` always uses the sparse LU (for comparison; docs/benchmarks.md).
     pub tree_solve: bool,
-    /// A step that does not converge is solved again as two steps of $h/2$, from the
-    /// same start, each of them split again while this allows ($2^d$ sub-steps at most);
+    /// A step that does not converge is solved again from the same start with this creep
+    /// of sticking friction in place of [`friction_creep`](Self::friction_creep) (if it
+    /// is larger), and the result kept if it converges. A landing's redundant sticking
+    /// contacts (a foot's sphere and its link's box, both on the ground) leave the
+    /// iteration a nearly free internal mode of friction forces, along which it
+    /// wanders from one edge of a friction cone to another; a larger creep ties that
+    /// mode down, at the cost of a slip of $c$ times the velocity change the friction
+    /// forces cause in a step — 3 µm/s for a box held on a 20° slope at $h$ = 0.01 with
+    /// $c = 10^{-4}$ — in the steps that need it. Measured on the robots of
+    /// docs/robots.md (docs/step.md, "A step solved again"). Equal to `friction_creep`
+    /// (or smaller) never retries so.
+    pub fallback_creep: f64,
+    /// A step that does not converge (also with
+    /// [`fallback_creep`](Self::fallback_creep)) is solved again as two steps of $h/2$,
+    /// from the same start, each of them split again while this allows ($2^d$ sub-steps
+    /// at most);
     /// the split result is kept if every sub-step converges, else the whole step's.
     /// Backward Euler over the sub-steps is as exact a step as the whole one (every
     /// constraint holds at the end of each), only finer. Nonsmooth events — a landing's
@@ -95,6 +109,9 @@ pub struct SolverSettings {
     /// identical for any value.
     pub threads: usize,
 }
+
+/// Default [`SolverSettings::fallback_creep`].
+pub const FALLBACK_CREEP: f64 = 1e-4;
 
 /// The deepest [`SolverSettings::split_depth`] that acts.
 pub use axion_model::MAX_SPLIT_DEPTH;
@@ -120,6 +137,7 @@ impl Default for SolverSettings {
             contact_persistence: true,
             reuse_factors: true,
             tree_solve: true,
+            fallback_creep: FALLBACK_CREEP,
             split_depth: 3,
             threads: 0,
         }

@@ -104,17 +104,20 @@ pub struct SolverOverrides {
     pub recovery_speed: Option<f64>,
     /// The same for angles (CPU only, rad/s).
     pub recovery_rate: Option<f64>,
+    /// The creep a step that does not converge is solved again with (CPU only).
+    pub fallback_creep: Option<f64>,
     /// How often a step that does not converge is halved and solved again (CPU only).
     pub split_depth: Option<usize>,
 }
 
 impl SolverOverrides {
     /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`,
-    /// `split_depth`): the GPU backend has none of them.
+    /// `fallback_creep`, `split_depth`): the GPU backend has none of them.
     pub fn cpu_only(&self) -> Vec<&'static str> {
         [
             ("recovery_speed", self.recovery_speed.is_some()),
             ("recovery_rate", self.recovery_rate.is_some()),
+            ("fallback_creep", self.fallback_creep.is_some()),
             ("split_depth", self.split_depth.is_some()),
         ]
         .into_iter()
@@ -1221,13 +1224,15 @@ impl SolverOverrides {
             }
             _ => {}
         }
-        if let Some(c) = self
-            .friction_creep
-            .filter(|c| !(c.is_finite() && *c >= 0.0))
-        {
-            return Err(format!(
-                "[simulation.solver] friction_creep must be a non-negative number, got {c}"
-            ));
+        for (name, v) in [
+            ("friction_creep", self.friction_creep),
+            ("fallback_creep", self.fallback_creep),
+        ] {
+            if let Some(c) = v.filter(|c| !(c.is_finite() && *c >= 0.0)) {
+                return Err(format!(
+                    "[simulation.solver] {name} must be a non-negative number, got {c}"
+                ));
+            }
         }
         if let Some(d) = self
             .split_depth
