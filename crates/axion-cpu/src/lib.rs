@@ -529,11 +529,13 @@ impl WorldJob<'_> {
     ) -> WorldStep {
         let settings = self.settings;
         let creep_again = settings.fallback_creep > settings.friction_creep;
-        let before = (splits > 0 || creep_again).then(|| previous.for_retry());
         let mut whole = self.solve(previous, cache);
-        let Some(mut before) = before.filter(|_| !whole.result.stats.converged) else {
+        if whole.result.stats.converged || !(creep_again || splits > 0) {
             return whole;
-        };
+        }
+        // `solve` took only the kept factors from `previous`: its contacts and limits
+        // still warm-start a second attempt.
+        let mut before = previous.for_retry();
         if creep_again {
             let creeping = SolverSettings {
                 friction_creep: settings.fallback_creep,
