@@ -1098,7 +1098,8 @@ pub fn holding_drives(
     imported: &axion::ImportedRobot,
     hold: Hold,
 ) -> Result<std::collections::HashMap<String, DriveDesc>, ModelError> {
-    let poses: Vec<axion::math::Pose> = model.bodies().iter().map(|b| b.initial_pose).collect();
+    let state = axion::State::new(model, 1)?;
+    let poses = state.world_poses(0);
     // (ke, kd) for an angle and for a displacement.
     let (angle, offset) = match hold {
         Hold::Gains { ke, kd } => ((ke, kd), (ke, kd)),
@@ -1129,7 +1130,6 @@ pub fn holding_drives(
             )
         }
     };
-    let state = axion::State::new(model, 1)?;
     Ok(imported
         .joints
         .iter()

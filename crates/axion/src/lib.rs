@@ -227,11 +227,11 @@ impl Simulator {
         let state = State::new(&model, worlds)?;
         let control = Control::new(&model, worlds);
         let (backend, backend_reason): (Box<dyn Backend>, String) = match backend {
-            BackendChoice::Cpu | BackendChoice::CpuWith(_) => {
-                let settings = match backend {
-                    BackendChoice::CpuWith(settings) => settings,
-                    _ => SolverSettings::default(),
-                };
+            BackendChoice::Cpu => {
+                let cpu = CpuBackend::for_model(SolverSettings::default(), &model, collision);
+                (Box::new(cpu), "requested".into())
+            }
+            BackendChoice::CpuWith(settings) => {
                 let cpu = CpuBackend::for_model(settings, &model, collision);
                 (Box::new(cpu), "requested".into())
             }
