@@ -68,8 +68,10 @@ pub struct SolverSettings {
     /// the world last computed (kept along the bodies' tree, `axion_cpu::tree`), taken
     /// only if it converges. A robot at rest or creeping barely changes its Newton
     /// matrix from one step to the next, so the chord step usually converges at the
-    /// cost of one solve and one residual; it counts as an iteration. `false`
-    /// assembles and factorizes the system every iteration.
+    /// cost of one solve and one residual; it counts as an iteration. Within a step,
+    /// the last iteration is a chord step too where the quadratic contraction of the
+    /// iterations before it says one will converge (the factors of the iteration before
+    /// are kept). `false` assembles and factorizes the system every iteration.
     pub reuse_factors: bool,
     /// Solve each Newton system along the bodies' tree (`axion_cpu::tree`) when the
     /// rows joining dynamic bodies form a forest (a robot without self-collision on
