@@ -1155,14 +1155,12 @@ impl<'a> WorldSolver<'a> {
                 before = None;
             }
             let kept = lu.as_mut().filter(|lu| lu.keeps_factors());
-            if let Some(lu) = kept
-                .filter(|_| st.reuse_factors && before.is_some_and(|m| chord_expected(&e, m, &st)))
-            {
-                if let Some((trial, te)) = self.chord_step(&it, &e, lu) {
-                    stats.iterations += 1;
-                    (it, e) = (trial, te);
-                    break;
-                }
+            let chord = kept
+                .filter(|_| st.reuse_factors && before.is_some_and(|m| chord_expected(&e, m, &st)));
+            if let Some((trial, te)) = chord.and_then(|lu| self.chord_step(&it, &e, lu)) {
+                stats.iterations += 1;
+                (it, e) = (trial, te);
+                break;
             }
             before = Some(e.merit);
             let Some(dx) = self.direction(&it, &e, lu) else {
