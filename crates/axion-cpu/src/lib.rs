@@ -141,11 +141,11 @@ impl Previous {
     /// Forgets the previous step unless `state`'s world `w` is where it ended (a state
     /// set by the caller — a reset, a world moved by hand — starts without warm starts
     /// and kept approach velocities: a ball placed at rest where a falling one was
-    /// about to land must not bounce).
-    fn keep_if_continued(&mut self, state: &State, w: usize) {
-        if self.poses != state.world_poses(w) || self.velocities != state.world_velocities(w) {
-            *self = Self::default();
-        }
+    /// about to land must not bounce); returns the record forgotten, whose
+    /// factorization can serve other steps.
+    fn keep_if_continued(&mut self, state: &State, w: usize) -> Option<Self> {
+        (self.poses != state.world_poses(w) || self.velocities != state.world_velocities(w))
+            .then(|| std::mem::take(self))
     }
 }
 
@@ -391,10 +391,6 @@ impl Backend for CpuBackend {
         let settings = self.settings;
         let cache = self.cache.as_mut().expect("prepared above");
         let worlds = state.worlds();
-        cache.previous.resize_with(worlds, Previous::default);
-        for (w, previous) in cache.previous.iter_mut().enumerate() {
-            previous.keep_if_continued(state, w);
-        }
         cache.varied.resize_with(worlds, || None);
         for (w, varied) in cache.varied.iter_mut().enumerate() {
             let masses = control.world_masses(w);
@@ -420,6 +416,14 @@ impl Backend for CpuBackend {
         }
         // Contiguous blocks of worlds, one per worker; each world is solved on its own.
         let per_worker = worlds.div_ceil(threads).max(1);
+        cache.previous.resize_with(worlds, Previous::default);
+        for (w, previous) in cache.previous.iter_mut().enumerate() {
+            // A world set anew gives its factorization to the pool of its worker (a
+            // reset world meets the same rows again, without their analysis).
+            if let Some(forgotten) = previous.keep_if_continued(state, w) {
+                cache.workers[w / per_worker].recycle(forgotten);
+            }
+        }
         let (layout, collision) = (&cache.layout, &cache.collision);
         let varied = &cache.varied;
         let state_ref: &State = state;

@@ -130,3 +130,54 @@ fn a_backend_with_its_shapes_built_steps_as_one_without() {
         run(CpuBackend::new(SolverSettings::default()))
     );
 }
+
+/// A world set anew (here: every world of a batch reset to its start after 0.5 s)
+/// hands its factorization to its worker's pool for whichever world meets those rows
+/// next, without its factors: the reset batch steps bit for bit as a new simulator
+/// does.
+#[test]
+fn a_reset_batch_steps_as_a_new_one() {
+    let model = scenes::skid_steer([3.0; 3]).unwrap();
+    let chassis = model.body_id("chassis").unwrap();
+    let settings = SolverSettings {
+        threads: 2,
+        ..Default::default()
+    };
+    let pushes = [0.0, 0.1, 0.2];
+    let start = |sim: &mut Simulator| {
+        for (w, &push) in pushes.iter().enumerate() {
+            let twist = axion::math::twist(Vector3::new(0.0, push, 0.0), Vector3::zeros());
+            sim.state_mut().set_velocity(w, chassis, twist);
+        }
+    };
+    let bits = |sim: &Simulator| -> Vec<u64> {
+        (0..pushes.len())
+            .flat_map(|w| {
+                let p = sim.state().com_pose(w, chassis);
+                let u = sim.state().velocity(w, chassis);
+                let numbers: Vec<f64> = p
+                    .translation
+                    .vector
+                    .iter()
+                    .chain(p.rotation.coords.iter())
+                    .chain(u.iter())
+                    .copied()
+                    .collect();
+                numbers.into_iter().map(f64::to_bits)
+            })
+            .collect()
+    };
+    let new = |model| Simulator::new(model, pushes.len(), 0.01, BackendChoice::CpuWith(settings));
+    let mut fresh = new(model.clone()).unwrap();
+    start(&mut fresh);
+    fresh.run(60).unwrap();
+
+    let mut reset = new(model).unwrap();
+    let initial = reset.state().clone();
+    start(&mut reset);
+    reset.run(50).unwrap();
+    *reset.state_mut() = initial;
+    start(&mut reset);
+    reset.run(60).unwrap();
+    assert_eq!(bits(&reset), bits(&fresh));
+}
