@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
             let mut taken = 0usize;
             group.bench_with_input(BenchmarkId::new("running", links), &links, |b, _| {
                 b.iter(|| {
-                    if taken % RUN == 0 {
+                    if taken.is_multiple_of(RUN) {
                         *sim.state_mut() = swinging.clone();
                     }
                     taken += 1;
