@@ -7,7 +7,8 @@
 //! eliminated onto the bodies' velocities ([`reduced`]) and that matrix is factorized
 //! by faer's sparse LU (symbolic analysis reused while the row pattern is unchanged).
 //! A world keeps the factors of its last full Newton iteration: a step that continues a quiet
-//! one first tries the chord step with them ([`SolverSettings::reuse_factors`]).
+//! one first tries the chord step with them, and a step whose iterations contract
+//! quadratically ends with one ([`SolverSettings::reuse_factors`]).
 //! Contacts are found once per step at the start-of-step poses (`axion-collision`)
 //! and enter as position-level Fischer–Burmeister rows with exact Coulomb friction
 //! (projection residual, semismooth Newton). See [`newton`] for the equations and

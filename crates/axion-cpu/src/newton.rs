@@ -205,17 +205,19 @@ const EXPLOSION_FLOOR: f64 = 1e-6;
 /// usually lands far inside the tolerances (quadratic convergence); a chord step lands
 /// about where it was predicted. With the margin at 1 the torque-free body of the
 /// scene tests drifted from its angular momentum by 3.6e-9 over 1000 steps at
-/// h = 0.01 (1.3e-14 without chord steps), with 1e-2 by 8e-11, still two orders inside
-/// what the velocity tolerance allows (docs/step.md, "Chord steps").
+/// h = 0.01 (1.3e-14 without chord steps; the test allows 1e-9), with 1e-2 by 8e-11
+/// (docs/step.md, "Chord steps"). The prediction leaves out the chord solve's own
+/// rounding (it skips iterative refinement); a chord step is taken only where the
+/// residual it reaches converges, so that costs at most a wasted solve.
 const CHORD_MARGIN: f64 = 1e-2;
 
 /// Whether a chord step — the direction from the factors of the last Newton iteration,
 /// at `now`, reached from an iterate of merit `before` — is expected to converge.
 ///
 /// Near a solution Newton's residual contracts quadratically, $|F_{k+1}| \approx
-/// \tfrac12 c\thinspace|F_k|^2$ with $c = |F''|/|J|^2$, so the last step's contraction
-/// $s = |F_{k+1}|/|F_k| = \sqrt{m_{k+1}/m_k}$ (of the merits $m = \tfrac12|F|^2$) measures
-/// $c$. A chord step from $x_{k+1}$ with the Jacobian of $x_k$ leaves
+/// \tfrac12 c\thinspace|F_k|^2$ with $c \approx |F''|\thinspace|J^{-1}|^2$, so the last
+/// step's contraction $s = |F_{k+1}|/|F_k| = \sqrt{m_{k+1}/m_k}$ (of the merits
+/// $m = \tfrac12|F|^2$) measures $c$. A chord step from $x_{k+1}$ with the Jacobian of $x_k$ leaves
 /// $F_{k+2} \approx (J_{k+1} - J_k)\Delta x_{k+1} \approx c\thinspace|F_k|\thinspace
 /// |F_{k+1}| = 2s\thinspace|F_{k+1}|$; it is tried where $2s$ times each residual norm is
 /// within [`CHORD_MARGIN`] of that norm's tolerance. It costs a solve with kept factors
@@ -328,7 +330,8 @@ pub(crate) struct WorldResult {
     pub velocities: Vec<Twist>,
     pub lambda: Vec<f64>,
     pub stats: StepStats,
-    /// Whether a chord step was tried, and if so whether it converged.
+    /// Whether the chord step at the start of the step (on factors kept from an earlier
+    /// step) was tried, and if so whether it converged.
     pub chord: Option<bool>,
 }
 
@@ -958,13 +961,14 @@ impl<'a> WorldSolver<'a> {
     }
 
     /// A chord step: the direction from the factors the world last computed, kept in
-    /// `lu` (by its last full Newton iteration, possibly some steps before; for a step
-    /// with the same rows), and the iterate it reaches with its residuals, if that is
-    /// converged (otherwise Newton goes on from where it was, as without the chord
+    /// `lu` (by its last full Newton iteration: in this step, or some steps before for a
+    /// step with the same rows), and the iterate it reaches with its residuals, if that
+    /// is converged (otherwise Newton goes on from where it was, as without the chord
     /// step); `None` too where `lu` keeps no factors. A body at rest or creeping changes
-    /// so little from one step to the next that this direction is Newton's to many
-    /// digits, for one solve with kept factors instead of assembling and factorizing the
-    /// system ([`SolverSettings::reuse_factors`]).
+    /// so little from one step to the next, and an iterate converging quadratically so
+    /// little from the last ([`chord_expected`]), that this direction is Newton's to
+    /// many digits, for one solve with kept factors instead of assembling and
+    /// factorizing the system ([`SolverSettings::reuse_factors`]).
     fn chord_step(
         &mut self,
         it: &Iterate,
@@ -1125,7 +1129,8 @@ impl<'a> WorldSolver<'a> {
 
     /// Newton iterations from `(it, e)` until converged or `max_iterations` more (counted
     /// in `stats`), with full steps (refused only when they explode) or with Armijo
-    /// backtracking; returns the last iterate if converged, else the best by merit.
+    /// backtracking, the last one a chord step where [`chord_expected`] says it
+    /// converges; returns the last iterate if converged, else the best by merit.
     fn newton(
         &mut self,
         mut it: Iterate,

@@ -133,8 +133,8 @@ fn a_backend_with_its_shapes_built_steps_as_one_without() {
 
 /// A world set anew (here: every world of a batch reset to its start after 0.5 s)
 /// hands its factorization to its worker's pool for whichever world meets those rows
-/// next, without its factors: the reset batch steps bit for bit as a new simulator
-/// does.
+/// next, which forgets its factors; what this checks is the outcome: the reset batch
+/// steps bit for bit as a new simulator does.
 #[test]
 fn a_reset_batch_steps_as_a_new_one() {
     let model = scenes::skid_steer([3.0; 3]).unwrap();
