@@ -35,6 +35,19 @@ fn settle(reuse_factors: bool) -> (Vec<[f64; 6]>, bool) {
     (positions, summary.converged_steps == summary.steps)
 }
 
+/// The largest difference between two runs' positions, step by step (m).
+fn largest_difference<T: AsRef<[f64]>>(a: &[T], b: &[T]) -> f64 {
+    a.iter()
+        .zip(b)
+        .flat_map(|(a, b)| {
+            a.as_ref()
+                .iter()
+                .zip(b.as_ref())
+                .map(|(x, y)| (x - y).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
 #[test]
 fn chord_steps_reach_the_same_motion() {
     let (with, with_converged) = settle(true);
@@ -43,11 +56,7 @@ fn chord_steps_reach_the_same_motion() {
     // Each step converges its contacts to 1e-8 m/s (its dynamics to 1e-10 m/s), so two
     // converged runs of 150 steps of 0.01 s may differ by 1.5e-8 m; the chord steps must
     // not add to that.
-    let apart = with
-        .iter()
-        .zip(&without)
-        .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
-        .fold(0.0, f64::max);
+    let apart = largest_difference(&with, &without);
     assert!(apart <= 1.5e-8, "positions apart by {apart:e} m");
     // The chord steps ran: converged by them, the steps are not bit for bit Newton's.
     assert_ne!(with, without, "no chord step was taken");
@@ -103,11 +112,7 @@ fn a_swinging_chain_ends_its_steps_with_chord_steps() {
     // Each step converges its dynamics to 1e-10 m/s and its joints to 1e-11 m, so two
     // converged runs of 100 steps of 0.01 s may differ by 1e-10 m; a chord step is
     // taken only where the residual it reaches converges.
-    let apart = with
-        .iter()
-        .zip(&without)
-        .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
-        .fold(0.0, f64::max);
+    let apart = largest_difference(&with, &without);
     assert!(apart <= 1e-10, "positions apart by {apart:e} m");
     assert!(
         with_error <= 1e-11 && without_error <= 1e-11,
