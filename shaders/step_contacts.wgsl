@@ -98,6 +98,30 @@ fn pair_manifold(p: u32, pa: PoseF, pb: PoseF, margin: f32) -> Manifold {
     );
 }
 
+// A cylinder's contact point rolled ahead (axion-collision's roll_ahead; docs/step.md,
+// "Rolling ahead"): pw, a point of the cylinder whose world shape pose is s (axis z,
+// radius r) touching towards the unit direction `toward`, becomes the material point at
+// the same height along the axis whose azimuth is that of `toward` turned by `turn`
+// (the turn of that direction over the step as the cylinder sees it). pw stays where it
+// is not on the side surface or rim at the azimuth of `toward`, or `toward` runs along
+// the axis.
+fn roll_ahead(pw: vec3<f32>, toward: vec3<f32>, s: PoseF, r: f32, turn: vec4<f32>) -> vec3<f32> {
+    let inv = quat_conj(s.q);
+    let p = quat_rotate(inv, pw - s.x);
+    let now = quat_rotate(inv, toward).xy;
+    let ahead = quat_rotate(inv, quat_rotate(turn, toward)).xy;
+    let at = length(p.xy);
+    if abs(at - r) > ROLL_ON_SIDE * r || length(now) < ROLL_MIN_RADIAL || length(ahead) < ROLL_MIN_RADIAL {
+        return pw;
+    }
+    let e = p.xy / at;
+    let f = normalize(now);
+    if dot(e, f) <= 0.0 || abs(e.x * f.y - e.y * f.x) > ROLL_AZIMUTH {
+        return pw;
+    }
+    return s.x + quat_rotate(s.q, vec3<f32>(normalize(ahead) * r, p.z));
+}
+
 // Contact detection at the start-of-step poses (in s_pose) and velocities: for each
 // pair its narrow phase within the speculative margin P.contact_margin + 2 h max|v|, as
 // on the CPU. Slot k of a pair gets the k-th point; the step's constants are stored in
@@ -159,9 +183,35 @@ fn detect_contacts() -> u32 {
             sset(c + C_BOUNCE, select(0.0, 1.0, e > 0.0));
             sset(c + C_ACTIVE, 1.0);
             sset3(c + C_N, m.n);
-            sset3(c + C_PA, quat_rotate(quat_conj(pa.q), rho_a));
+            // The points whose gap the rows keep (C_PA, C_PB): a cylinder's rolled
+            // ahead where the contact does not slide (CollisionWorld::detect_ahead);
+            // forces act at the touching points (C_RHOA, C_RHOB).
+            var roll_a = m.pa[k];
+            var roll_b = m.pb[k];
+            let v_rel = vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b);
+            if length(v_rel - m.n * dot(m.n, v_rel)) <= ROLL_SLIP {
+                let turn_a = quat_mul(quat_exp(-P.h * vel_ang(a)), quat_exp(P.h * vel_ang(b)));
+                // Against flat shapes only: against a curved one (sphere, capsule,
+                // cylinder) the normal also turns as the bodies move around each other.
+                let flat_a = pair_u(p, 2u) == BOX || pair_u(p, 2u) == HALF_SPACE;
+                let flat_b = pair_u(p, 3u) == BOX || pair_u(p, 3u) == HALF_SPACE;
+                if pair_u(p, 2u) == CYLINDER && flat_b {
+                    let moved = roll_ahead(roll_a, -m.n, pair_shape_pose(p, 0u, pa), pf(p, 7u), turn_a);
+                    let shift = moved - roll_a;
+                    roll_b += shift - m.n * dot(m.n, shift);
+                    roll_a = moved;
+                }
+                if pair_u(p, 3u) == CYLINDER && flat_a {
+                    let turn_b = quat_conj(turn_a);
+                    let moved = roll_ahead(roll_b, m.n, pair_shape_pose(p, 1u, pb), pf(p, 17u), turn_b);
+                    let shift = moved - roll_b;
+                    roll_a += shift - m.n * dot(m.n, shift);
+                    roll_b = moved;
+                }
+            }
+            sset3(c + C_PA, quat_rotate(quat_conj(pa.q), roll_a - pa.x));
             sset(c + C_TA, m.ta);
-            sset3(c + C_PB, quat_rotate(quat_conj(pb.q), rho_b));
+            sset3(c + C_PB, quat_rotate(quat_conj(pb.q), roll_b - pb.x));
             sset(c + C_TB, m.tb);
             sset3(c + C_T1, fr.t1);
             sset3(c + C_T2, fr.t2);

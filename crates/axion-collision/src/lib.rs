@@ -24,11 +24,14 @@
 mod convert;
 mod mesh;
 
-use axion_constraints::contact::ContactPoint;
+use axion_constraints::contact::{
+    ContactPoint, ROLL_AZIMUTH, ROLL_MIN_RADIAL, ROLL_ON_SIDE, ROLL_SLIP,
+};
 use axion_constraints::friction::{FrictionCone, TangentFrame};
 use axion_math::Pose;
-use axion_model::{BodyId, CollisionFilter, Geometry, Material, Model};
-use nalgebra::{Isometry3, Translation3, Vector3};
+use axion_math::{Twist, angular, exp_map, linear};
+use axion_model::{BodyId, CollisionFilter, Geometry, Material, Model, Shape};
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d_f64::shape::SharedShape;
 use thiserror::Error;
@@ -69,8 +72,21 @@ struct Collider {
     core_radius: Option<f64>,
     /// Outward normal of a half-space, in the shape frame.
     half_space: Option<Vector3<f64>>,
+    /// Radius of a cylinder (parry's, along its y axis): its rim and side points roll
+    /// ahead ([`roll_ahead`]).
+    cylinder_radius: Option<f64>,
     material: Material,
     filter: CollisionFilter,
+}
+
+impl Collider {
+    /// Whether the shape is curved (sphere, capsule, cylinder): a contact's normal then
+    /// also turns as the bodies move around each other, which rolling ahead does not
+    /// follow, so a cylinder rolls ahead only against flat shapes (half-spaces, boxes,
+    /// convex hulls, meshes).
+    fn curved(&self) -> bool {
+        self.core_radius.is_some() || self.cylinder_radius.is_some()
+    }
 }
 
 /// One contact, fixed for the step.
@@ -80,8 +96,15 @@ pub struct Contact {
     pub body_a: BodyId,
     /// Body the normal points out of.
     pub body_b: BodyId,
-    /// Normal, body-local points and thicknesses (see [`ContactPoint`]).
+    /// Normal, body-local points and thicknesses (see [`ContactPoint`]) of the points
+    /// whose gap the step keeps non-negative at $q^+$: on a rolling cylinder the
+    /// material point that will face the other body then
+    /// ([`detect_ahead`](CollisionWorld::detect_ahead)), elsewhere where the bodies touch.
     pub point: ContactPoint,
+    /// Where the bodies touch at the poses of the detection: the contact's forces act
+    /// there (their lever arms at $q^-$). The same as `point` except on a rolling
+    /// cylinder, whose rolled point reaches this place at $q^+$.
+    pub touching: ContactPoint,
     /// Combined friction cone in [`frame`](Self::frame).
     pub cone: FrictionCone,
     /// Tangent frame (along the anisotropy axis, if any).
@@ -132,6 +155,10 @@ impl CollisionWorld {
                     core_radius,
                     half_space: match desc.geometry {
                         Geometry::HalfSpace { normal } => Some(normal.normalize()),
+                        _ => None,
+                    },
+                    cylinder_radius: match desc.geometry {
+                        Geometry::Solid(Shape::Cylinder { radius, .. }) => Some(radius),
                         _ => None,
                     },
                     material: desc.material,
@@ -218,8 +245,32 @@ impl CollisionWorld {
     }
 
     /// Every contact between shapes closer than `margin` at the COM poses `poses`
-    /// (indexed by body), appended to `out`.
+    /// (indexed by body), appended to `out`, with every point where it touches at
+    /// `poses` (nothing rolls ahead: [`detect_ahead`](Self::detect_ahead) with bodies
+    /// at rest).
     pub fn detect(&self, poses: &[Pose], margin: f64, out: &mut Vec<Contact>) -> DetectionStats {
+        self.detect_ahead(poses, None, margin, out)
+    }
+
+    /// As [`detect`](Self::detect), for a step of `h` from bodies moving at
+    /// `velocities` (world twists, indexed by body) in `ahead`: the contact point of a
+    /// cylinder's rim or side is the material point that will face the other body at
+    /// the end of the step if both keep turning as they do, so that a rolling wheel's
+    /// gap is that of its lowest point at $q^+$, not of a point that rolled away from
+    /// the ground during the step (docs/step.md, "Rolling ahead"). Only against flat
+    /// shapes (a curved one's normal also turns as the bodies move around each other),
+    /// and only where the
+    /// contact does not slide at the start of the step (by more than
+    /// [`ROLL_SLIP`]): along a sliding line
+    /// contact the rolled points would leave the load split between its ends to the
+    /// contacts' smoothing.
+    pub fn detect_ahead(
+        &self,
+        poses: &[Pose],
+        ahead: Option<(&[Twist], f64)>,
+        margin: f64,
+        out: &mut Vec<Contact>,
+    ) -> DetectionStats {
         let pairs = self.candidate_pairs(poses, margin);
         let dispatcher = DefaultQueryDispatcher;
         let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
@@ -307,7 +358,7 @@ impl CollisionWorld {
             // keep one contact per point.
             let first = out.len();
             for r in &raw {
-                let contact = self.contact(cb, ca, poses, r);
+                let contact = self.contact(cb, ca, poses, ahead, r);
                 let duplicate = out[first..].iter().any(|c: &Contact| {
                     (c.point.local_a - contact.point.local_a).norm() < DUPLICATE_DISTANCE
                         && (c.point.local_b - contact.point.local_b).norm() < DUPLICATE_DISTANCE
@@ -414,37 +465,135 @@ fn complete_face_corners(
 impl CollisionWorld {
     /// Converts a raw point between shape `cb` (body b) and `ca` (body a) into a
     /// [`Contact`]: world normal from b to a, points relative to each COM (moved to the
-    /// core of a sphere or capsule, with its radius as thickness).
-    fn contact(&self, cb: &Collider, ca: &Collider, poses: &[Pose], raw: &RawPoint) -> Contact {
+    /// core of a sphere or capsule, with its radius as thickness; rolled ahead on a
+    /// cylinder when `ahead` gives the bodies' twists and the step).
+    fn contact(
+        &self,
+        cb: &Collider,
+        ca: &Collider,
+        poses: &[Pose],
+        ahead: Option<(&[Twist], f64)>,
+        raw: &RawPoint,
+    ) -> Contact {
         let normal = (raw.pose_b.rotation * raw.n_b).normalize();
         let core = |p: Vector3<f64>, n: Vector3<f64>, radius: Option<f64>| match radius {
             Some(r) => (p - n * r, r),
             None => (p, 0.0),
         };
-        let (p_b, t_b) = core(raw.p_b, raw.n_b, cb.core_radius);
-        let (p_a, t_a) = core(raw.p_a, raw.n_a, ca.core_radius);
+        let (mut p_b, t_b) = core(raw.p_b, raw.n_b, cb.core_radius);
+        let (mut p_a, t_a) = core(raw.p_a, raw.n_a, ca.core_radius);
         let local = |body: usize, shape_pose: &Isometry3<f64>, p: Vector3<f64>| {
             let world = shape_pose * nalgebra::Point3::from(p);
             poses[body].rotation.inverse() * (world.coords - poses[body].translation.vector)
         };
-        let point = ContactPoint {
+        let touching = ContactPoint {
             normal,
             local_a: local(ca.body, &raw.pose_a, p_a),
             local_b: local(cb.body, &raw.pose_b, p_b),
             thickness_a: t_a,
             thickness_b: t_b,
         };
+        let rolling = ahead.filter(|(velocities, _)| {
+            let (ra, rb) = touching.lever_arms(&poses[ca.body], &poses[cb.body]);
+            let at = |u: &Twist, arm: Vector3<f64>| linear(u) + angular(u).cross(&arm);
+            let v = at(&velocities[ca.body], ra) - at(&velocities[cb.body], rb);
+            (v - normal * normal.dot(&v)).norm() <= ROLL_SLIP
+        });
+        if let Some((velocities, h)) = rolling {
+            // The rotation, over the step, of the direction towards the other body as
+            // the cylinder sees it: Exp(−h ω_self) Exp(h ω_other), in the world frame.
+            let turn = |this: usize, other: usize| {
+                exp_map(&(-h * angular(&velocities[this])))
+                    * exp_map(&(h * angular(&velocities[other])))
+            };
+            // A rolled point's world displacement across the normal moves the foot on
+            // the other body with it (the gap along the normal is unchanged).
+            let across = |d: Vector3<f64>| d - normal * normal.dot(&d);
+            if let Some(moved) = ca.cylinder_radius.filter(|_| !cb.curved()).and_then(|r| {
+                roll_ahead(
+                    &p_a,
+                    &raw.n_a,
+                    r,
+                    &raw.pose_a.rotation,
+                    &turn(ca.body, cb.body),
+                )
+            }) {
+                let shift = across(raw.pose_a.rotation * (moved - p_a));
+                p_b += raw.pose_b.rotation.inverse() * shift;
+                p_a = moved;
+            }
+            if let Some(moved) = cb.cylinder_radius.filter(|_| !ca.curved()).and_then(|r| {
+                roll_ahead(
+                    &p_b,
+                    &raw.n_b,
+                    r,
+                    &raw.pose_b.rotation,
+                    &turn(cb.body, ca.body),
+                )
+            }) {
+                let shift = across(raw.pose_b.rotation * (moved - p_b));
+                p_a += raw.pose_a.rotation.inverse() * shift;
+                p_b = moved;
+            }
+        }
+        let point = ContactPoint {
+            local_a: local(ca.body, &raw.pose_a, p_a),
+            local_b: local(cb.body, &raw.pose_b, p_b),
+            ..touching
+        };
         let (cone, frame) = combine_friction(ca, cb, &poses[ca.body], &poses[cb.body], &normal);
         Contact {
             body_a: BodyId(ca.body),
             body_b: BodyId(cb.body),
             point,
+            touching,
             cone,
             frame,
             restitution: ca.material.restitution.max(cb.material.restitution),
             gap: raw.dist,
         }
     }
+}
+
+/// The material point of a cylinder (radius `r`, parry's frame: axis y) that will face
+/// the other body at the end of the step, for a contact point `p` on its side surface
+/// or rim whose outward contact normal is `n` (both in the shape frame, whose world
+/// rotation is `rotation`), when the direction towards the other body turns by `turn`
+/// (world frame) as seen from the cylinder.
+///
+/// A point of the side surface or of a rim faces direction $m$ when its azimuth about the
+/// axis is that of $m$'s radial part $(m_x, m_z)$: with $m^+ = R^\top\,\mathrm{turn}\,R\,n$,
+/// the point is $(r\,\hat m^+_x,\ p_y,\ r\,\hat m^+_z)$ — same height along the axis, azimuth
+/// turned with the step. A wheel rolling at $\omega$ has its lowest point at $q^+$
+/// $h\omega$ ahead of its lowest point at $q^-$; a point fixed at $q^-$'s lowest point
+/// would lift by $r(1 - \cos h\omega)$ during the step and let the wheel sink by as much.
+/// What is left is the change of the turn during the step: $r(1 - \cos(h\,\Delta\omega))$.
+///
+/// `None` (keep `p`) where `p` is not the support point in the normal's azimuth (a
+/// point of a cap's face, or a cap's rim point other than the lowest) or where the
+/// normal runs along the axis (standing on a cap).
+fn roll_ahead(
+    p: &Vector3<f64>,
+    n: &Vector3<f64>,
+    r: f64,
+    rotation: &UnitQuaternion<f64>,
+    turn: &UnitQuaternion<f64>,
+) -> Option<Vector3<f64>> {
+    let radial = |v: &Vector3<f64>| nalgebra::Vector2::new(v.x, v.z);
+    let (at, now) = (radial(p), radial(n));
+    let on_side = (at.norm() - r).abs() <= ROLL_ON_SIDE * r;
+    let facing = now.norm() >= ROLL_MIN_RADIAL && {
+        let (a, b) = (at.normalize(), now.normalize());
+        a.dot(&b) > 0.0 && a.perp(&b).abs() <= ROLL_AZIMUTH
+    };
+    if !(on_side && facing) {
+        return None;
+    }
+    let ahead = radial(&(rotation.inverse() * (turn * (rotation * n))));
+    (ahead.norm() >= ROLL_MIN_RADIAL).then(|| {
+        let u = ahead.normalize() * r;
+        Vector3::new(u.x, p.y, u.y)
+    })
 }
 
 /// The combined cone and tangent frame of a contact ([`Material::combined_friction`]):

@@ -51,6 +51,24 @@ pub const PERSIST_DISTANCE: f64 = 5e-3;
 /// See [`PERSIST_DISTANCE`].
 pub const PERSIST_COS: f64 = 0.99;
 
+/// Rolling ahead (docs/step.md, "Rolling ahead"): a cylinder's contact point that lies
+/// on its side surface or rim (within this share of the radius) at the azimuth of the
+/// contact normal (to within [`ROLL_AZIMUTH`] rad) is replaced by the material point
+/// that will face the other body at the end of the step.
+pub const ROLL_ON_SIDE: f64 = 1e-4;
+
+/// See [`ROLL_ON_SIDE`].
+pub const ROLL_AZIMUTH: f64 = 1e-3;
+
+/// A normal whose component across a cylinder's axis is below this (the cylinder
+/// stands on its cap) gives no azimuth to roll along ([`ROLL_ON_SIDE`]).
+pub const ROLL_MIN_RADIAL: f64 = 1e-3;
+
+/// A contact whose points slide across each other faster than this (m/s) at the
+/// start of the step does not roll ahead ([`ROLL_ON_SIDE`]): the load split along a
+/// sliding line contact is left undetermined by exact rolling (docs/step.md).
+pub const ROLL_SLIP: f64 = 1e-3;
+
 /// One contact point, fixed for the step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactPoint {

@@ -101,11 +101,12 @@ struct PreviousContact {
     arms: [Vector3<f64>; 2],
 }
 
-/// The contact's points relative to the centres of mass of its bodies, in world axes.
+/// Where the contact touches ([`Contact::touching`]) relative to the centres of mass of
+/// its bodies, in world axes.
 fn lever_arms(c: &Contact, poses: &[Pose]) -> [Vector3<f64>; 2] {
     [
-        poses[c.body_a.0].rotation * c.point.local_a,
-        poses[c.body_b.0].rotation * c.point.local_b,
+        poses[c.body_a.0].rotation * c.touching.local_a,
+        poses[c.body_b.0].rotation * c.touching.local_b,
     ]
 }
 
@@ -612,8 +613,12 @@ impl WorldJob<'_> {
             .map(|u| axion_math::linear(u).norm())
             .fold(0.0, f64::max);
         let mut contacts = Vec::new();
-        self.collision
-            .detect(q0, settings.contact_margin + 2.0 * h * speed, &mut contacts);
+        self.collision.detect_ahead(
+            q0,
+            Some((u0, h)),
+            settings.contact_margin + 2.0 * h * speed,
+            &mut contacts,
+        );
         if let Some(mu) = self.control.friction(w) {
             for c in &mut contacts {
                 c.cone = c.cone.with_coefficient(mu).expect("checked by Control");
@@ -632,7 +637,10 @@ impl WorldJob<'_> {
         let matched = match_previous(&contacts, &arms, &previous.contacts);
         for (c, m) in contacts.iter().zip(matched) {
             let (a, b) = (c.body_a.0, c.body_b.0);
-            let now = c.point.normal_jacobian(&q0[a], &q0[b]).dot(&u0[a], &u0[b]);
+            let now = c
+                .touching
+                .normal_jacobian(&q0[a], &q0[b])
+                .dot(&u0[a], &u0[b]);
             let found = m.map(|k| persisted(c, &previous.contacts[k]));
             approach.push(
                 found

@@ -416,14 +416,16 @@ impl<'a> WorldSolver<'a> {
             let w = |j: &RowJacobian| {
                 j.effective_inverse_mass(mass_of(a), &qa.rotation, mass_of(b), &qb.rotation)
             };
-            let normal = c.point.normal_jacobian(qa, qb);
-            let tangents = [c.frame.t1, c.frame.t2].map(|t| c.point.jacobian_along(qa, qb, &t));
+            // Forces act where the bodies touch at q⁻ (`touching`); the gap is that of
+            // `point` at the iterate (a rolling cylinder's point reaches `touching` at q⁺).
+            let normal = c.touching.normal_jacobian(qa, qb);
+            let tangents = [c.frame.t1, c.frame.t2].map(|t| c.touching.jacobian_along(qa, qb, &t));
             let bias = (c.restitution > 0.0).then(|| {
                 VelocityContact::new(c.restitution, BAUMGARTE)
                     .expect("validated restitution")
                     .bias(c.gap, approach, h)
             });
-            let start_gap = c.point.gap(qa, qb).min(0.0);
+            let start_gap = c.touching.gap(qa, qb).min(0.0);
             contacts.push(ContactConst {
                 w_n: w(&normal),
                 w_t: Vector2::new(w(&tangents[0]), w(&tangents[1])),

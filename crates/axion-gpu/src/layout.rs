@@ -214,6 +214,10 @@ const PHYSICS: &[(&str, f64)] = &[
     ("BAUMGARTE", contact::BAUMGARTE),
     ("KAPPA_MIN", symmetric::KAPPA_MIN),
     ("SLIP_BAND", projection::SLIP_BAND),
+    ("ROLL_ON_SIDE", contact::ROLL_ON_SIDE),
+    ("ROLL_AZIMUTH", contact::ROLL_AZIMUTH),
+    ("ROLL_MIN_RADIAL", contact::ROLL_MIN_RADIAL),
+    ("ROLL_SLIP", contact::ROLL_SLIP),
 ];
 
 /// What a section of the scratch counts its entries per.

@@ -500,6 +500,37 @@ pub fn thrown_box(speed: f64, mu: f64) -> Result<Model, ModelError> {
     b.build()
 }
 
+/// A 3 kg cylinder (radius [`ROLLING_RADIUS`], 0.4 m long) lying on its side on the
+/// ground (μ = 0.8 on both), its axis along y, rolling along +x at `speed` m/s without
+/// slipping (turning at `speed / r` about +y).
+pub fn rolling_cylinder(speed: f64) -> Result<Model, ModelError> {
+    let mut b = ModelBuilder::new();
+    ground(&mut b, 0.8)?;
+    let r = ROLLING_RADIUS;
+    let shape = Shape::Cylinder {
+        radius: r,
+        half_length: 0.2,
+    };
+    let lying = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+    b.add_body(
+        BodyDesc::dynamic("can")
+            .pose(Isometry3::from_parts(
+                Vector3::new(0.0, 0.0, r).into(),
+                lying,
+            ))
+            .mass(3.0, Vector3::zeros(), shape.unit_inertia(3.0))
+            .velocity(axion_math::twist(
+                Vector3::new(speed, 0.0, 0.0),
+                Vector3::new(0.0, speed / r, 0.0),
+            ))
+            .shape(ShapeDesc::new(shape).material(friction(0.8))),
+    )?;
+    b.build()
+}
+
+/// Radius (m) of [`rolling_cylinder`].
+pub const ROLLING_RADIUS: f64 = 0.3;
+
 /// The reference's anisotropy test: a 1 kg cube of 0.2 m with μ = 2.0 along its body y
 /// axis and 0.02 across it, on frictionless ground (so the combined coefficients are
 /// 1.0 along y and 0.01 along x).
