@@ -500,38 +500,24 @@ impl CollisionWorld {
             (v - normal * normal.dot(&v)).norm() <= ROLL_SLIP
         });
         if let Some((velocities, h)) = rolling {
-            // The rotation, over the step, of the direction towards the other body as
-            // the cylinder sees it: Exp(−h ω_self) Exp(h ω_other), in the world frame.
-            let turn = |this: usize, other: usize| {
-                exp_map(&(-h * angular(&velocities[this])))
-                    * exp_map(&(h * angular(&velocities[other])))
-            };
-            // A rolled point's world displacement across the normal moves the foot on
-            // the other body with it (the gap along the normal is unchanged).
-            let across = |d: Vector3<f64>| d - normal * normal.dot(&d);
-            if let Some(moved) = ca.cylinder_radius.filter(|_| !cb.curved()).and_then(|r| {
-                roll_ahead(
-                    &p_a,
-                    &raw.n_a,
-                    r,
-                    &raw.pose_a.rotation,
-                    &turn(ca.body, cb.body),
-                )
-            }) {
-                let shift = across(raw.pose_a.rotation * (moved - p_a));
+            // The side that rolls (at most one: a cylinder rolls only against a flat
+            // shape), its rolled point and that point's world displacement across the
+            // normal, which moves the foot on the other body with it (the gap along the
+            // normal is unchanged). The direction towards the other body turns over the
+            // step, as the cylinder sees it, by Exp(−h ω_self) Exp(h ω_other) (world).
+            let roll =
+                |this: &Collider, other: &Collider, p: &Vector3<f64>, n, pose: &Isometry3<f64>| {
+                    let r = this.cylinder_radius.filter(|_| !other.curved())?;
+                    let turn = exp_map(&(-h * angular(&velocities[this.body])))
+                        * exp_map(&(h * angular(&velocities[other.body])));
+                    let moved = roll_ahead(p, n, r, &pose.rotation, &turn)?;
+                    let d = pose.rotation * (moved - p);
+                    Some((moved, d - normal * normal.dot(&d)))
+                };
+            if let Some((moved, shift)) = roll(ca, cb, &p_a, &raw.n_a, &raw.pose_a) {
                 p_b += raw.pose_b.rotation.inverse() * shift;
                 p_a = moved;
-            }
-            if let Some(moved) = cb.cylinder_radius.filter(|_| !ca.curved()).and_then(|r| {
-                roll_ahead(
-                    &p_b,
-                    &raw.n_b,
-                    r,
-                    &raw.pose_b.rotation,
-                    &turn(cb.body, ca.body),
-                )
-            }) {
-                let shift = across(raw.pose_b.rotation * (moved - p_b));
+            } else if let Some((moved, shift)) = roll(cb, ca, &p_b, &raw.n_b, &raw.pose_b) {
                 p_a += raw.pose_a.rotation.inverse() * shift;
                 p_b = moved;
             }
