@@ -111,7 +111,8 @@ fn roll_ahead(pw: vec3<f32>, toward: vec3<f32>, s: PoseF, r: f32, turn: vec4<f32
     let now = quat_rotate(inv, toward).xy;
     let ahead = quat_rotate(inv, quat_rotate(turn, toward)).xy;
     let at = length(p.xy);
-    if abs(at - r) > ROLL_ON_SIDE * r || length(now) < ROLL_MIN_RADIAL || length(ahead) < ROLL_MIN_RADIAL {
+    // p carries the f32 rounding of world coordinates: the tolerance grows with |x|.
+    if abs(at - r) > ROLL_ON_SIDE * max(r, length(s.x)) || length(now) < ROLL_MIN_RADIAL || length(ahead) < ROLL_MIN_RADIAL {
         return pw;
     }
     let e = p.xy / at;
@@ -189,25 +190,21 @@ fn detect_contacts() -> u32 {
             var roll_a = m.pa[k];
             var roll_b = m.pb[k];
             let v_rel = vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b);
-            if length(v_rel - m.n * dot(m.n, v_rel)) <= ROLL_SLIP {
-                let turn_a = quat_mul(quat_exp(-P.h * vel_ang(a)), quat_exp(P.h * vel_ang(b)));
-                // Against flat shapes only: against a curved one (sphere, capsule,
-                // cylinder) the normal also turns as the bodies move around each other.
-                let flat_a = pair_u(p, 2u) == BOX || pair_u(p, 2u) == HALF_SPACE;
-                let flat_b = pair_u(p, 3u) == BOX || pair_u(p, 3u) == HALF_SPACE;
-                if pair_u(p, 2u) == CYLINDER && flat_b {
-                    let moved = roll_ahead(roll_a, -m.n, pair_shape_pose(p, 0u, pa), pf(p, 7u), turn_a);
-                    let shift = moved - roll_a;
-                    roll_b += shift - m.n * dot(m.n, shift);
-                    roll_a = moved;
-                }
-                if pair_u(p, 3u) == CYLINDER && flat_a {
-                    let turn_b = quat_conj(turn_a);
-                    let moved = roll_ahead(roll_b, m.n, pair_shape_pose(p, 1u, pb), pf(p, 17u), turn_b);
-                    let shift = moved - roll_b;
-                    roll_a += shift - m.n * dot(m.n, shift);
-                    roll_b = moved;
-                }
+            // The device orders its pairs with a cylinder first (step.rs, pair_order),
+            // so only side a can roll: against a half-space, or a box's face (its
+            // outward normal n in the box's frame along an axis within ROLL_AZIMUTH).
+            var face = pair_u(p, 3u) == HALF_SPACE;
+            if pair_u(p, 3u) == BOX {
+                let nl = abs(quat_rotate(quat_conj(pair_shape_pose(p, 1u, pb).q), m.n));
+                let top = max(nl.x, max(nl.y, nl.z));
+                face = sqrt(max(dot(nl, nl) - top * top, 0.0)) <= ROLL_AZIMUTH * top;
+            }
+            if pair_u(p, 2u) == CYLINDER && face && length(v_rel - m.n * dot(m.n, v_rel)) <= ROLL_SLIP {
+                let turn = quat_mul(quat_exp(-P.h * vel_ang(a)), quat_exp(P.h * vel_ang(b)));
+                let moved = roll_ahead(roll_a, -m.n, pair_shape_pose(p, 0u, pa), pf(p, 7u), turn);
+                let shift = moved - roll_a;
+                roll_b += shift - m.n * dot(m.n, shift);
+                roll_a = moved;
             }
             sset3(c + C_PA, quat_rotate(quat_conj(pa.q), roll_a - pa.x));
             sset(c + C_TA, m.ta);

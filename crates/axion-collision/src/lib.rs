@@ -80,12 +80,14 @@ struct Collider {
 }
 
 impl Collider {
-    /// Whether the shape is curved (sphere, capsule, cylinder): a contact's normal then
-    /// also turns as the bodies move around each other, which rolling ahead does not
-    /// follow, so a cylinder rolls ahead only against flat shapes (half-spaces, boxes,
-    /// convex hulls, meshes).
-    fn curved(&self) -> bool {
-        self.core_radius.is_some() || self.cylinder_radius.is_some()
+    /// Whether a contact whose outward normal on this shape is `n` (shape frame) lies on
+    /// a face fixed to it: a half-space, or a box's face (to within [`ROLL_AZIMUTH`]
+    /// rad). Only there does the normal turn with this body alone; against a curved
+    /// shape, an edge or a corner it also turns as the bodies move around each other,
+    /// which rolling ahead does not follow.
+    fn face_fixed(&self, n: &Vector3<f64>) -> bool {
+        self.half_space.is_some()
+            || (self.shape.as_cuboid().is_some() && box_face(n, ROLL_AZIMUTH).is_some())
     }
 }
 
@@ -246,8 +248,8 @@ impl CollisionWorld {
 
     /// Every contact between shapes closer than `margin` at the COM poses `poses`
     /// (indexed by body), appended to `out`, with every point where it touches at
-    /// `poses` (nothing rolls ahead: [`detect_ahead`](Self::detect_ahead) with bodies
-    /// at rest).
+    /// `poses` (nothing rolls ahead: [`detect_ahead`](Self::detect_ahead) without
+    /// `ahead`).
     pub fn detect(&self, poses: &[Pose], margin: f64, out: &mut Vec<Contact>) -> DetectionStats {
         self.detect_ahead(poses, None, margin, out)
     }
@@ -257,9 +259,9 @@ impl CollisionWorld {
     /// cylinder's rim or side is the material point that will face the other body at
     /// the end of the step if both keep turning as they do, so that a rolling wheel's
     /// gap is that of its lowest point at $q^+$, not of a point that rolled away from
-    /// the ground during the step (docs/step.md, "Rolling ahead"). Only against flat
-    /// shapes (a curved one's normal also turns as the bodies move around each other),
-    /// and only where the
+    /// the ground during the step (docs/step.md, "Rolling ahead"). Only against a
+    /// half-space's or a box's face (elsewhere the normal also turns as the bodies move
+    /// around each other), and only where the
     /// contact does not slide at the start of the step (by more than
     /// [`ROLL_SLIP`]): along a sliding line
     /// contact the rolled points would leave the load split between its ends to the
@@ -385,11 +387,11 @@ struct RawPoint {
 }
 
 /// The face of a box whose outward unit normal is `n` (box frame), if `n` is one to
-/// within $10^{-9}$ rad: its axis and side.
-fn box_face(n: &Vector3<f64>) -> Option<(usize, f64)> {
+/// within `tolerance` rad: its axis and side.
+fn box_face(n: &Vector3<f64>, tolerance: f64) -> Option<(usize, f64)> {
     let k = n.iamax();
     let off_axis = (n.norm_squared() - n[k] * n[k]).max(0.0).sqrt();
-    (off_axis <= 1e-9 * n[k].abs()).then_some((k, n[k].signum()))
+    (off_axis <= tolerance * n[k].abs()).then_some((k, n[k].signum()))
 }
 
 /// Completes a face–face box manifold with the face corners parry's clipping can drop.
@@ -412,7 +414,7 @@ fn complete_face_corners(
         return;
     };
     let (n_b, n_a) = (first.n_b, first.n_a);
-    let (Some(face_b), Some(face_a)) = (box_face(&n_b), box_face(&n_a)) else {
+    let (Some(face_b), Some(face_a)) = (box_face(&n_b, 1e-9), box_face(&n_a, 1e-9)) else {
         return;
     };
     let a_in_b = pose_b.inverse() * pose_a;
@@ -500,24 +502,29 @@ impl CollisionWorld {
             (v - normal * normal.dot(&v)).norm() <= ROLL_SLIP
         });
         if let Some((velocities, h)) = rolling {
-            // The side that rolls (at most one: a cylinder rolls only against a flat
-            // shape), its rolled point and that point's world displacement across the
+            // The side that rolls (at most one: a cylinder rolls only against a
+            // half-space's or a box's face), its rolled point and that point's world displacement across the
             // normal, which moves the foot on the other body with it (the gap along the
             // normal is unchanged). The direction towards the other body turns over the
             // step, as the cylinder sees it, by Exp(−h ω_self) Exp(h ω_other) (world).
-            let roll =
-                |this: &Collider, other: &Collider, p: &Vector3<f64>, n, pose: &Isometry3<f64>| {
-                    let r = this.cylinder_radius.filter(|_| !other.curved())?;
-                    let turn = exp_map(&(-h * angular(&velocities[this.body])))
-                        * exp_map(&(h * angular(&velocities[other.body])));
-                    let moved = roll_ahead(p, n, r, &pose.rotation, &turn)?;
-                    let d = pose.rotation * (moved - p);
-                    Some((moved, d - normal * normal.dot(&d)))
-                };
-            if let Some((moved, shift)) = roll(ca, cb, &p_a, &raw.n_a, &raw.pose_a) {
+            let roll = |this: &Collider,
+                        other: &Collider,
+                        p: &Vector3<f64>,
+                        n,
+                        pose: &Isometry3<f64>,
+                        n_other| {
+                let r = this.cylinder_radius.filter(|_| other.face_fixed(n_other))?;
+                let turn = exp_map(&(-h * angular(&velocities[this.body])))
+                    * exp_map(&(h * angular(&velocities[other.body])));
+                let moved = roll_ahead(p, n, r, &pose.rotation, &turn)?;
+                let d = pose.rotation * (moved - p);
+                Some((moved, d - normal * normal.dot(&d)))
+            };
+            if let Some((moved, shift)) = roll(ca, cb, &p_a, &raw.n_a, &raw.pose_a, &raw.n_b) {
                 p_b += raw.pose_b.rotation.inverse() * shift;
                 p_a = moved;
-            } else if let Some((moved, shift)) = roll(cb, ca, &p_b, &raw.n_b, &raw.pose_b) {
+            } else if let Some((moved, shift)) = roll(cb, ca, &p_b, &raw.n_b, &raw.pose_b, &raw.n_a)
+            {
                 p_a += raw.pose_a.rotation.inverse() * shift;
                 p_b = moved;
             }

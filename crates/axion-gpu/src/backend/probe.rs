@@ -31,8 +31,8 @@ pub struct ContactSlotProbe {
     pub active: bool,
     /// The unit normal $n$, from body b towards body a.
     pub normal: Vector3<f32>,
-    /// The contact point on a relative to its centre of mass, body axes, and a's
-    /// thickness there.
+    /// The contact point on a relative to its centre of mass, body axes (a rolling
+    /// cylinder's rolled point: docs/step.md, "Rolling ahead"), and a's thickness there.
     pub local_a: Vector3<f32>,
     /// See `local_a`.
     pub thickness_a: f32,
@@ -46,7 +46,8 @@ pub struct ContactSlotProbe {
     pub mu: f32,
     /// The cone scaling $s$.
     pub scaling: Vector2<f32>,
-    /// Lever arms $\rho_a = R_a p_a$, $\rho_b = R_b p_b$ at the start of the step.
+    /// Lever arms where the bodies touch at the start of the step: $\rho_a = R_a p_a$,
+    /// $\rho_b = R_b p_b$ except where a cylinder's point rolled ahead.
     pub lever_arms: [Vector3<f32>; 2],
     /// Effective inverse masses $J\tilde M^{-1}J^\top$ along $n$, $t_1$, $t_2$.
     pub inverse_masses: Vector3<f32>,
