@@ -164,7 +164,8 @@ fn detect_contacts() -> u32 {
             // b = g⁻/h if g⁻ > OPEN_GAP, else β g⁻/h + e min(v_n, 0), v_n the approach velocity:
             // the normal velocity at u⁻, or the smaller of it and the one kept by a
             // persisting contact that was still open.
-            let vn = dot(m.n, vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b));
+            let v_rel = vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b);
+            let vn = dot(m.n, v_rel);
             let kept = sget(c + C_ACTIVE) > 0.5 && dot(sget3(c + C_N), m.n) > PERSIST_COS
                 && (length(sget3(c + C_RHOA) - rho_a) < PERSIST_DISTANCE
                 || length(sget3(c + C_RHOB) - rho_b) < PERSIST_DISTANCE);
@@ -189,12 +190,11 @@ fn detect_contacts() -> u32 {
             // forces act at the touching points (C_RHOA, C_RHOB).
             var roll_a = m.pa[k];
             var roll_b = m.pb[k];
-            let v_rel = vel_lin(a) + cross(vel_ang(a), rho_a) - vel_lin(b) - cross(vel_ang(b), rho_b);
             // The device orders its pairs with a cylinder first (step.rs, pair_order),
             // so only side a can roll: against a half-space, or a box's face (its
             // outward normal n in the box's frame along an axis within ROLL_AZIMUTH).
             var face = pair_u(p, 3u) == HALF_SPACE;
-            if pair_u(p, 3u) == BOX {
+            if pair_u(p, 2u) == CYLINDER && pair_u(p, 3u) == BOX {
                 let nl = abs(quat_rotate(quat_conj(pair_shape_pose(p, 1u, pb).q), m.n));
                 let top = max(nl.x, max(nl.y, nl.z));
                 face = sqrt(max(dot(nl, nl) - top * top, 0.0)) <= ROLL_AZIMUTH * top;

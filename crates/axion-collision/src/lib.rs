@@ -261,11 +261,9 @@ impl CollisionWorld {
     /// gap is that of its lowest point at $q^+$, not of a point that rolled away from
     /// the ground during the step (docs/step.md, "Rolling ahead"). Only against a
     /// half-space's or a box's face (elsewhere the normal also turns as the bodies move
-    /// around each other), and only where the
-    /// contact does not slide at the start of the step (by more than
-    /// [`ROLL_SLIP`]): along a sliding line
-    /// contact the rolled points would leave the load split between its ends to the
-    /// contacts' smoothing.
+    /// around each other), and only where the contact does not slide at the start of
+    /// the step (by more than [`ROLL_SLIP`]): along a sliding line contact the rolled
+    /// points would leave the load split between its ends to the contacts' smoothing.
     pub fn detect_ahead(
         &self,
         poses: &[Pose],
@@ -495,7 +493,11 @@ impl CollisionWorld {
             thickness_a: t_a,
             thickness_b: t_b,
         };
+        let cylinder = ca.cylinder_radius.is_some() || cb.cylinder_radius.is_some();
         let rolling = ahead.filter(|(velocities, _)| {
+            if !cylinder {
+                return false;
+            }
             let (ra, rb) = touching.lever_arms(&poses[ca.body], &poses[cb.body]);
             let at = |u: &Twist, arm: Vector3<f64>| linear(u) + angular(u).cross(&arm);
             let v = at(&velocities[ca.body], ra) - at(&velocities[cb.body], rb);
@@ -503,9 +505,9 @@ impl CollisionWorld {
         });
         if let Some((velocities, h)) = rolling {
             // The side that rolls (at most one: a cylinder rolls only against a
-            // half-space's or a box's face), its rolled point and that point's world displacement across the
-            // normal, which moves the foot on the other body with it (the gap along the
-            // normal is unchanged). The direction towards the other body turns over the
+            // half-space's or a box's face), its rolled point and that point's world
+            // displacement across the normal, which moves the foot on the other body
+            // with it (the gap along the normal is unchanged). The direction towards the other body turns over the
             // step, as the cylinder sees it, by Exp(−h ω_self) Exp(h ω_other) (world).
             let roll = |this: &Collider,
                         other: &Collider,

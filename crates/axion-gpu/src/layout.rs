@@ -90,10 +90,11 @@ shared! {
     PAIR_F: usize = 28;
     // A contact slot in the scratch: active flag, normal n (from b to a), the contact
     // points relative to the centres of mass in body axes and the thicknesses (p_a,
-    // t_a, p_b, t_b; a rolling cylinder's rolled point, whose gap the rows keep), tangents
-    // t1 and t2, μ_g, the cone scaling s (2), lever arms ρ of a and b where the bodies
-    // touch at θ⁻ (R(θ⁻) p except on a rolled point; the forces act there), effective inverse masses (w_n, w_t1, w_t2), the friction
-    // direction e1 (2) of the current iterate; the start-of-step gap g⁻, the approach
+    // t_a, p_b, t_b; a rolling cylinder's rolled point, whose gap the rows keep),
+    // tangents t1 and t2, μ_g, the cone scaling s (2), lever arms ρ of a and b where the
+    // bodies touch at θ⁻ (R(θ⁻) p except on a rolled point; the forces act there),
+    // effective inverse masses (w_n, w_t1, w_t2), the friction direction e1 (2) of the
+    // current iterate; the start-of-step gap g⁻, the approach
     // velocity, the velocity bias b and whether the normal row is velocity-level.
     /// Contact slot: 1 when it holds a contact this step.
     C_ACTIVE: usize = 0;
