@@ -206,7 +206,8 @@ fn scheduled_servo_follows_its_targets() {
 }
 
 /// `[simulation.solver]` reaches the solver: one iteration at most per step, and no
-/// second attempt (with more creep, or as shorter steps).
+/// second attempt (with more creep, or as shorter steps; the pendulum has no contact
+/// forces to try again without).
 #[test]
 fn solver_settings_from_the_file_are_used() {
     let text = std::fs::read_to_string(root().join("examples/scenes/pendulum.toml"))

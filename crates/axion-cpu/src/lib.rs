@@ -190,6 +190,9 @@ impl ChordRecord {
 struct WorldStep {
     result: newton::WorldResult,
     previous: Previous,
+    /// Whether a contact or limit started from a force of the step before (a second
+    /// attempt from zero forces would start elsewhere).
+    warm_forces: bool,
 }
 
 impl WorldStep {
@@ -521,12 +524,14 @@ struct WorldJob<'a> {
 impl WorldJob<'_> {
     /// Solves the world's step ([`solve`](Self::solve)); one that does not converge is
     /// solved again from the same start with the larger creep
-    /// [`SolverSettings::fallback_creep`], then, if that does not converge either, as
-    /// two steps of half the length, each of them solved so in turn while `splits`
-    /// allow ([`SolverSettings::split_depth`]). A second attempt's result is kept if it
-    /// converges (every part of a split); otherwise the first attempt's. The statistics
-    /// count every iteration of every attempt; the residuals are those of the result
-    /// kept.
+    /// [`SolverSettings::fallback_creep`], then, if that does not converge either and
+    /// the step was warm-started with contact or limit forces
+    /// ([`SolverSettings::contact_persistence`]), with the larger of the two creeps from
+    /// zero contact and limit forces, then as two steps of half the length, each of them solved so in
+    /// turn while `splits` allow ([`SolverSettings::split_depth`]). A second attempt's
+    /// result is kept if it converges (every part of a split); otherwise the first
+    /// attempt's. The statistics count every iteration of every attempt; the residuals
+    /// are those of the result kept.
     fn step(
         &self,
         previous: &mut Previous,
@@ -534,23 +539,29 @@ impl WorldJob<'_> {
         splits: usize,
     ) -> WorldStep {
         let settings = self.settings;
-        let creep_again = settings.fallback_creep > settings.friction_creep;
         let mut whole = self.solve(previous, cache);
-        if whole.result.stats.converged || !(creep_again || splits > 0) {
+        let creeping = SolverSettings {
+            friction_creep: settings.fallback_creep.max(settings.friction_creep),
+            ..*settings
+        };
+        let cold = SolverSettings {
+            contact_persistence: false,
+            ..creeping
+        };
+        // The second attempts at the whole step, in order.
+        let retries = [
+            (settings.fallback_creep > settings.friction_creep).then_some(&creeping),
+            whole.warm_forces.then_some(&cold),
+        ];
+        if whole.result.stats.converged || (retries == [None, None] && splits == 0) {
             return whole;
         }
         // `solve` took only the kept factors from `previous`: its contacts and limits
-        // still warm-start a second attempt.
+        // still warm-start a second attempt (the one from zero forces takes only their
+        // approach velocities).
         let mut before = previous.for_retry();
-        if creep_again {
-            let creeping = SolverSettings {
-                friction_creep: settings.fallback_creep,
-                ..*settings
-            };
-            let job = WorldJob {
-                settings: &creeping,
-                ..*self
-            };
+        for settings in retries.into_iter().flatten() {
+            let job = WorldJob { settings, ..*self };
             let again = job.solve(&mut before.for_retry(), cache);
             if again.result.stats.converged {
                 return whole.replaced_by(again, cache);
@@ -633,6 +644,8 @@ impl WorldJob<'_> {
         let mut warm = self.start.joint_forces.to_vec();
         warm.extend_from_slice(self.start.drive_forces);
         let mut approach = Vec::with_capacity(contacts.len());
+        // Whether a contact or limit starts from a force of the step before.
+        let mut warm_forces = false;
         let arms: Vec<_> = contacts.iter().map(|c| lever_arms(c, q0)).collect();
         let matched = match_previous(&contacts, &arms, &previous.contacts);
         for (c, m) in contacts.iter().zip(matched) {
@@ -649,16 +662,20 @@ impl WorldJob<'_> {
             );
             let forces = found
                 .map(|(l, _)| l)
-                .filter(|_| settings.contact_persistence);
-            warm.extend(forces.unwrap_or([0.0; 3]));
+                .filter(|_| settings.contact_persistence)
+                .unwrap_or([0.0; 3]);
+            warm_forces |= forces != [0.0; 3];
+            warm.extend(forces);
         }
         for l in &limits {
             let before = previous
                 .limits
                 .iter()
                 .find(|(p, _)| p.joint == l.joint && p.side == l.side)
-                .filter(|_| settings.contact_persistence);
-            warm.push(before.map_or(0.0, |&(_, lambda)| lambda));
+                .filter(|_| settings.contact_persistence)
+                .map_or(0.0, |&(_, lambda)| lambda);
+            warm_forces |= before != 0.0;
+            warm.push(before);
         }
         let input = StepInput {
             model: self.model,
@@ -746,6 +763,7 @@ impl WorldJob<'_> {
         let chords = previous.chords.after(result.chord);
         WorldStep {
             result,
+            warm_forces,
             previous: Previous {
                 contacts,
                 limits,

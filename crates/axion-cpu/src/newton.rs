@@ -176,22 +176,38 @@ impl ActiveLimit {
 /// [`SolverSettings::friction_creep`]).
 const EXPLOSION: f64 = 1e9;
 
-/// Full semismooth steps can fall into a two-cycle: two iterates, each one's Newton
-/// step leading to the other (a foot's heel and toe trading friction states, one at the
-/// edge of its cone, the other outside it). The merit then repeats every other
-/// iteration ([`two_cycle`]), and the trial force's $\hat\rho$ of every friction row is
-/// multiplied by this for the rest of the step: which side of a cone's edge the trial
-/// force $\lambda_t - \hat\rho v_t$ falls on changes, the cycle's active sets change
+/// Full semismooth steps can fall into a cycle: a few iterates, each one's Newton step
+/// leading to the next and the last back to the first (a foot's heel and toe trading
+/// friction states, one at the edge of its cone, the other outside it: two iterates;
+/// laikago's landing at h = 0.0092 s: four, one of them with a merit of 7·10⁵). The
+/// merits then repeat ([`cycle`]), and the trial force's $\hat\rho$ of every friction row
+/// is multiplied by this for the rest of the step: which side of a cone's edge the
+/// trial force $\lambda_t - \hat\rho v_t$ falls on changes, the cycle's active sets change
 /// with it, and the residual's zeros — Coulomb's law holding — do not depend on
 /// $\hat\rho$. Measured on the robots of docs/robots.md (docs/step.md, "A step solved
 /// again").
-const TWO_CYCLE_RHO: f64 = 0.3;
+const CYCLE_RHO: f64 = 0.3;
 
-/// Whether the last four merits (oldest first) form a two-cycle: each within 1 % of
-/// the one two iterations before it, the two pairs apart by more than that.
-fn two_cycle(m: &[f64; 4]) -> bool {
+/// The longest cycle [`cycle`] looks for (iterates). Measured on the limp drops of
+/// a1, aliengo, laikago, mini_cheetah and humanoid.urdf at 42 step sizes each
+/// (docs/step.md, "A step solved again"): cycles of 3–6 iterates held steps that a
+/// two-cycle rule let wander to the iteration limit.
+const LONGEST_CYCLE: usize = 6;
+
+/// The merits [`cycle`] looks at: two rounds of the longest cycle.
+const CYCLE_MERITS: usize = 2 * LONGEST_CYCLE;
+
+/// Whether the last merits (oldest first) end in a cycle of $p$ = 2 to
+/// [`LONGEST_CYCLE`] iterates: each of the last $p$ within 1 % of the one $p$ iterations
+/// before it, and not all of them within 1 % of their neighbours (a plateau or a slow
+/// descent is not a cycle). Merits not yet seen are NaN, which matches nothing.
+fn cycle(m: &[f64; CYCLE_MERITS]) -> bool {
     let same = |a: f64, b: f64| (a - b).abs() <= 1e-2 * a.max(b);
-    same(m[0], m[2]) && same(m[1], m[3]) && !same(m[2], m[3])
+    let n = m.len();
+    (2..=LONGEST_CYCLE).any(|p| {
+        (1..=p).all(|i| same(m[n - i], m[n - i - p]))
+            && (1..p).any(|i| !same(m[n - i], m[n - i - 1]))
+    })
 }
 
 /// The starting merit [`EXPLOSION`] multiplies is at least this ((m/s)²: residuals of
@@ -368,8 +384,8 @@ pub(crate) struct WorldSolver<'a> {
     constants: Constants,
     position_rows: Vec<axion_constraints::PositionRow>,
     force_rows: Vec<axion_constraints::PositionRow>,
-    /// Factor on every friction row's trial-force $\hat\rho$ ([`TWO_CYCLE_RHO`]): 1
-    /// until the iteration is caught in a two-cycle.
+    /// Factor on every friction row's trial-force $\hat\rho$ ([`CYCLE_RHO`]): 1 until
+    /// the iteration is caught in a cycle.
     rho_factor: f64,
 }
 
@@ -1150,15 +1166,15 @@ impl<'a> WorldSolver<'a> {
         // the Armijo backtracking.
         let merit_limit = EXPLOSION * e.merit.max(EXPLOSION_FLOOR);
         let mut best = (it.clone(), e.merit);
-        // The last four merits, newest last, to see a two-cycle.
-        let mut recent = [f64::NAN; 4];
+        // The last merits of full steps, newest last, to see a cycle.
+        let mut recent = [f64::NAN; CYCLE_MERITS];
         // The merit before the last full Newton iteration (for chord_expected).
         let mut before: Option<f64> = None;
         while !self.converged(&e) && stats.iterations < limit {
-            if full_steps && two_cycle(&recent) {
-                self.rho_factor *= TWO_CYCLE_RHO;
+            if full_steps && cycle(&recent) {
+                self.rho_factor *= CYCLE_RHO;
                 e = self.evaluate(&it);
-                recent = [f64::NAN; 4];
+                recent = [f64::NAN; CYCLE_MERITS];
                 before = None;
             }
             let kept = lu.as_mut().filter(|lu| lu.keeps_factors());
@@ -1186,7 +1202,7 @@ impl<'a> WorldSolver<'a> {
                     it = trial;
                     e = te;
                     recent.rotate_left(1);
-                    recent[3] = e.merit;
+                    recent[CYCLE_MERITS - 1] = e.merit;
                     if e.merit < best.1 {
                         best = (it.clone(), e.merit);
                     }
@@ -1402,17 +1418,36 @@ fn row_groups(
 
 #[cfg(test)]
 mod tests {
-    use super::two_cycle;
+    use super::{CYCLE_MERITS, cycle};
 
-    /// A two-cycle is merits alternating between two values; a plateau, a descent or
-    /// the first iterations (no four merits yet) are not.
+    /// `merits` as the newest of a history, NaN before them.
+    fn history(merits: &[f64]) -> [f64; CYCLE_MERITS] {
+        let mut m = [f64::NAN; CYCLE_MERITS];
+        m[CYCLE_MERITS - merits.len()..].copy_from_slice(merits);
+        m
+    }
+
+    /// A cycle is merits repeating after 2 to 6 iterates; a plateau, a descent, a
+    /// single repeat or the first iterations (not two rounds yet) are not.
     #[test]
-    fn two_cycles_are_told_from_plateaus_and_descents() {
-        assert!(two_cycle(&[1.86, 3.06e-2, 1.86, 3.05e-2]));
-        assert!(two_cycle(&[0.2064, 1.04, 0.2066, 1.04]));
-        assert!(!two_cycle(&[1.0, 1.0, 1.0, 1.0]));
-        assert!(!two_cycle(&[1.0, 0.5, 0.25, 0.125]));
-        assert!(!two_cycle(&[f64::NAN, f64::NAN, 1.0, 2.0]));
-        assert!(!two_cycle(&[1.0, 2.0, 1.5, 2.0]));
+    fn cycles_are_told_from_plateaus_and_descents() {
+        assert!(cycle(&history(&[1.86, 3.06e-2, 1.86, 3.05e-2])));
+        assert!(cycle(&history(&[0.2064, 1.04, 0.2066, 1.04])));
+        // laikago's landing at h = 0.0092 s: four iterates.
+        let four = [6.171e-2, 7.405e5, 1.457, 6.975e-1];
+        assert!(cycle(&history(&[four, four].concat())));
+        assert!(!cycle(&history(&[four.as_slice(), &four[..3]].concat())));
+        let six = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert!(cycle(&history(&[six, six].concat())));
+        // Seven iterates are longer than the longest cycle looked for.
+        let seven = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+        assert!(!cycle(&history(&[seven.as_slice(), &seven[..5]].concat())));
+        assert!(!cycle(&history(&[1.0; CYCLE_MERITS])));
+        let descent: Vec<f64> = (0..CYCLE_MERITS).map(|k| 0.5f64.powi(k as i32)).collect();
+        assert!(!cycle(&history(&descent)));
+        let slow: Vec<f64> = (0..CYCLE_MERITS).map(|k| 1.0 - 1e-3 * k as f64).collect();
+        assert!(!cycle(&history(&slow)));
+        assert!(!cycle(&history(&[1.0, 2.0])));
+        assert!(!cycle(&history(&[1.0, 2.0, 1.5, 2.0])));
     }
 }

@@ -61,7 +61,11 @@ pub struct SolverSettings {
     pub recovery_rate: f64,
     /// Start each contact's forces from those of the matching contact of the previous
     /// step (same bodies, points within 5 mm): fewer Newton iterations on resting
-    /// contacts (measured in docs/benchmarks.md).
+    /// contacts (measured in docs/benchmarks.md). A landing's warm start can also lead
+    /// the iteration astray (the impact forces of the step before, far from this
+    /// step's): a step that does not converge, also with
+    /// [`fallback_creep`](Self::fallback_creep), is solved once more from zero contact
+    /// and limit forces before it is split ([`split_depth`](Self::split_depth)).
     pub contact_persistence: bool,
     /// In a step that continues a quiet one (converged in at most one iteration) with
     /// the same rows, first try one chord step: the Newton direction from the factors
@@ -91,10 +95,11 @@ pub struct SolverSettings {
     /// (or smaller) never retries so.
     pub fallback_creep: f64,
     /// A step that does not converge (also with
-    /// [`fallback_creep`](Self::fallback_creep)) is solved again as two steps of $h/2$,
-    /// from the same start, each of them split again while this allows ($2^d$ sub-steps
-    /// at most);
-    /// the split result is kept if every sub-step converges, else the whole step's.
+    /// [`fallback_creep`](Self::fallback_creep), and from zero contact forces,
+    /// [`contact_persistence`](Self::contact_persistence)) is solved again as two steps
+    /// of $h/2$, from the same start, each of them split again while this allows ($2^d$
+    /// sub-steps at most); the split result is kept if every sub-step converges, else
+    /// the whole step's.
     /// Backward Euler over the sub-steps is as exact a step as the whole one (every
     /// constraint holds at the end of each), only finer. Nonsmooth events — a landing's
     /// new contacts, a slip starting — can leave the semismooth iteration of a large step
