@@ -437,19 +437,19 @@ fn a_cylinder_rolls_at_its_radius_and_speed() {
 }
 
 /// The rolling cylinder of [`a_cylinder_rolls_at_its_radius_and_speed`] on the top face
-/// of a box instead of a half-space: fixed (a 10 m slab), and dynamic (a 20 kg plank
-/// 6 m long sliding at 0.5 m/s the other way on frictionless ground, the cylinder
-/// rolling on it at 2 m/s relative to it, μ = 0.4 between them). Rolling ahead applies to a box's face as to
-/// the ground (docs/step.md, "Rolling ahead"), and on the moving plank the foot of the
-/// rolled point moves with the plank: the axis stays at its radius above the top face
-/// within 1e-4 m at h = 0.02 and 0.05 for 1.5 s, and on the plank the horizontal
-/// momentum of the two bodies, which nothing outside them changes, is kept to 1e-9 of
-/// its scale. With the rolled point switched off the axis sits r(1 − cos hω) low,
-/// 2.66 mm at h = 0.02 on the slab (measured, and the test fails). Measured 2026-11-26: 1.9e-7 /
+/// of a box instead of a half-space: fixed (a 10 m slab), and dynamic (a 20 kg plank 6 m
+/// long sliding at 0.5 m/s the other way on frictionless ground, the cylinder rolling on
+/// it at 2 m/s relative to it, μ = 0.4 between them). Rolling ahead applies to a box's
+/// face as to the ground (docs/step.md, "Rolling ahead"), and on the moving plank the
+/// foot of the rolled point moves with the plank: the axis stays at its radius above the
+/// top face within 1e-4 m at h = 0.02 and 0.05 for 1.5 s, and on the plank the horizontal
+/// momentum of the two bodies, which nothing outside them changes, is kept to 1e-9 of its
+/// scale. With the rolled point switched off the axis sits r(1 − cos hω) low, 2.66 mm at
+/// h = 0.02 on the slab (measured, and the test fails). Measured 2026-11-26: 1.9e-7 /
 /// 4.0e-6 m on the slab, 7.2e-8 / 3.5e-5 m on the plank at h = 0.02 / 0.05, momentum
-/// within 1.7e-10 — not the half-space's 1e-10 m, because parry's cylinder–box
-/// contacts come with normals tilted by up to 4e-6 rad from the face's, which tilts
-/// the measured gap by r times that.
+/// within 1.7e-10 — not the half-space's 1e-10 m, because parry's cylinder–box contacts
+/// come with normals tilted by up to 4e-6 rad from the face's, which tilts the measured
+/// gap by r times that.
 #[test]
 fn a_cylinder_rolls_at_its_radius_on_a_box_and_on_a_sliding_plank() {
     use axion::{Geometry, Material};
