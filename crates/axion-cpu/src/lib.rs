@@ -527,11 +527,11 @@ impl WorldJob<'_> {
     /// [`SolverSettings::fallback_creep`], then, if that does not converge either and
     /// the step was warm-started with contact or limit forces
     /// ([`SolverSettings::contact_persistence`]), with the larger of the two creeps from
-    /// zero contact and limit forces, then as two steps of half the length, each of them solved so in
-    /// turn while `splits` allow ([`SolverSettings::split_depth`]). A second attempt's
-    /// result is kept if it converges (every part of a split); otherwise the first
-    /// attempt's. The statistics count every iteration of every attempt; the residuals
-    /// are those of the result kept.
+    /// zero contact and limit forces, then as two steps of half the length, each of
+    /// them solved so in turn while `splits` allow ([`SolverSettings::split_depth`]). A
+    /// second attempt's result is kept if it converges (every part of a split);
+    /// otherwise the first attempt's. The statistics count every iteration of every
+    /// attempt; the residuals are those of the result kept.
     fn step(
         &self,
         previous: &mut Previous,
