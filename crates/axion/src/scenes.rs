@@ -506,6 +506,20 @@ pub fn thrown_box(speed: f64, mu: f64) -> Result<Model, ModelError> {
 pub fn rolling_cylinder(speed: f64) -> Result<Model, ModelError> {
     let mut b = ModelBuilder::new();
     ground(&mut b, 0.8)?;
+    add_rolling_cylinder(&mut b, 0.0, 0.0, speed)?;
+    b.build()
+}
+
+/// Adds the cylinder of [`rolling_cylinder`] (body "can", μ = 0.8) lying on its side on
+/// a flat support whose top is at height `top` and which moves along +x at `carried`
+/// m/s: it rolls without slipping at `speed` m/s relative to the support (its centre
+/// above x = 0 at `carried + speed`, turning at `speed / r` about +y).
+pub fn add_rolling_cylinder(
+    b: &mut ModelBuilder,
+    top: f64,
+    carried: f64,
+    speed: f64,
+) -> Result<BodyId, ModelError> {
     let r = ROLLING_RADIUS;
     let shape = Shape::Cylinder {
         radius: r,
@@ -515,17 +529,16 @@ pub fn rolling_cylinder(speed: f64) -> Result<Model, ModelError> {
     b.add_body(
         BodyDesc::dynamic("can")
             .pose(Isometry3::from_parts(
-                Vector3::new(0.0, 0.0, r).into(),
+                Vector3::new(0.0, 0.0, top + r).into(),
                 lying,
             ))
             .mass(3.0, Vector3::zeros(), shape.unit_inertia(3.0))
             .velocity(axion_math::twist(
-                Vector3::new(speed, 0.0, 0.0),
+                Vector3::new(carried + speed, 0.0, 0.0),
                 Vector3::new(0.0, speed / r, 0.0),
             ))
             .shape(ShapeDesc::new(shape).material(friction(0.8))),
-    )?;
-    b.build()
+    )
 }
 
 /// Radius (m) of [`rolling_cylinder`].

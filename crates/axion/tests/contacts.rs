@@ -453,24 +453,19 @@ fn a_cylinder_rolls_at_its_radius_and_speed() {
 #[test]
 fn a_cylinder_rolls_at_its_radius_on_a_box_and_on_a_sliding_plank() {
     use axion::{Geometry, Material};
-    use nalgebra::{Isometry3, UnitQuaternion, Vector3};
-    let (r, v, mu) = (scenes::ROLLING_RADIUS, 2.0, 0.8);
-    let grip = Material {
-        friction: mu,
-        ..Material::default()
-    };
+    use nalgebra::Vector3;
+    let (r, v) = (scenes::ROLLING_RADIUS, 2.0);
     // Pair coefficients are the mean of the two shapes': the plank slides freely on the
-    // ground and grips the cylinder with μ = 0.4.
+    // ground and grips the cylinder (μ = 0.8) with μ = 0.4.
     let slippery = Material {
         friction: 0.0,
         ..Material::default()
     };
-    let top = 0.1;
-    let can_shape = Shape::Cylinder {
-        radius: r,
-        half_length: 0.2,
+    let grip = Material {
+        friction: 0.8,
+        ..Material::default()
     };
-    let lying = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+    let top = 0.1;
     for plank_speed in [None, Some(-0.5)] {
         let mut b = ModelBuilder::new();
         let support = match plank_speed {
@@ -512,32 +507,21 @@ fn a_cylinder_rolls_at_its_radius_on_a_box_and_on_a_sliding_plank() {
             }
         };
         let w = plank_speed.unwrap_or(0.0);
-        let can = b
-            .add_body(
-                BodyDesc::dynamic("can")
-                    .pose(Isometry3::from_parts(
-                        Vector3::new(0.0, 0.0, top + r).into(),
-                        lying,
-                    ))
-                    .mass(3.0, Vector3::zeros(), can_shape.unit_inertia(3.0))
-                    .velocity(axion::math::twist(
-                        Vector3::new(w + v, 0.0, 0.0),
-                        Vector3::new(0.0, v / r, 0.0),
-                    ))
-                    .shape(ShapeDesc::new(can_shape).material(grip)),
-            )
-            .unwrap();
+        let can = scenes::add_rolling_cylinder(&mut b, top, w, v).unwrap();
         let model = b.build().unwrap();
+        // Horizontal momentum of the plank and the cylinder (the slab's is not theirs).
         let moving = plank_speed.is_some();
-        let momentum = |s: &Simulator| {
+        let momentum = |s: &Simulator| -> f64 {
+            if !moving {
+                return 0.0;
+            }
             [support, can]
                 .iter()
-                .filter(|_| moving)
                 .map(|&body| {
                     let mass = s.model().bodies()[body.0].mass.mass();
                     mass * axion::math::linear(&s.state().velocity(0, body)).x
                 })
-                .sum::<f64>()
+                .sum()
         };
         for h in [0.02, 0.05] {
             let mut sim = Simulator::new(model.clone(), 1, h, BackendChoice::Cpu).unwrap();
