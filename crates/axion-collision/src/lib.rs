@@ -322,21 +322,6 @@ impl CollisionWorld {
                 let e_a = from_parry_vector(&box_a.half_extents);
                 complete_face_corners(&mut raw, (pose_b, e_b), (pose_a, e_a), margin);
             }
-            match (cb.shape.as_cuboid(), ca.shape.as_cuboid()) {
-                (Some(face), None) if ca.cylinder_radius.is_some() => {
-                    let e = from_parry_vector(&face.half_extents);
-                    raw.iter_mut().for_each(|r| r.onto_face_of_b(&e));
-                }
-                (None, Some(face)) if cb.cylinder_radius.is_some() => {
-                    let e = from_parry_vector(&face.half_extents);
-                    raw.iter_mut().for_each(|r| {
-                        r.swap();
-                        r.onto_face_of_b(&e);
-                        r.swap();
-                    });
-                }
-                _ => {}
-            }
             // parry's closest points (GJK/EPA) check the manifold. Its box–box manifold can
             // miss a separated edge–edge feature within the margin (no point, or only
             // farther ones): the closest point is added. On rare penetrating box pairs it
@@ -368,6 +353,23 @@ impl CollisionWorld {
                         dist: c.dist,
                     });
                 }
+            }
+            // On a box's face a cylinder's contact takes the face's normal (after the check
+            // against parry's closest points, which compares parry with parry).
+            match (cb.shape.as_cuboid(), ca.shape.as_cuboid()) {
+                (Some(cuboid), None) if ca.cylinder_radius.is_some() => {
+                    let e = from_parry_vector(&cuboid.half_extents);
+                    raw.iter_mut().for_each(|r| r.onto_face_of_b(&e));
+                }
+                (None, Some(cuboid)) if cb.cylinder_radius.is_some() => {
+                    let e = from_parry_vector(&cuboid.half_extents);
+                    raw.iter_mut().for_each(|r| {
+                        r.swap();
+                        r.onto_face_of_b(&e);
+                        r.swap();
+                    });
+                }
+                _ => {}
             }
             // Manifolds of coincident faces report each corner twice (once per face):
             // keep one contact per point.
@@ -412,13 +414,12 @@ impl RawPoint {
     /// [`ROLL_AZIMUTH`] rad (where the cylinder rolls ahead, [`Collider::face_fixed`]).
     ///
     /// parry's cylinder–box normals are tilted from the face's by up to $4\cdot10^{-6}$
-    /// rad; the gap of a cylinder rolling over the face was then measured along a tilted
-    /// line, and its axis strayed by up to 4e-6 m from its radius above the face at h =
-    /// 0.05 (against 1e-11 m on a half-space). With the face $(k, s)$ (outward normal
-    /// $s\hat e_k$ in b's frame) and the cylinder's point $p$ in b's frame, the normal is
-    /// $s\hat e_k$, the point on the face is $p$ with $p_k = s e_k$, and the gap is
-    /// $s p_k - e_k$; the cylinder's point stays (its support point along the normal to
-    /// within the tilt's second order).
+    /// rad, and the gap of a cylinder rolling over the face was measured along that tilted
+    /// line (docs/step.md, "Rolling ahead", for what it cost). With the face $(k, s)$
+    /// (outward normal $s\hat e_k$ in b's frame) and the cylinder's point $p$ in b's
+    /// frame, the normal is $s\hat e_k$, the foot on the face is $f = p$ with
+    /// $f_k = s e_k$, and the gap is $s p_k - e_k$; the cylinder's point stays (its support
+    /// point along the normal to within the tilt's second order).
     fn onto_face_of_b(&mut self, e: &Vector3<f64>) {
         let Some((k, s)) = box_face(&self.n_b, ROLL_AZIMUTH) else {
             return;

@@ -136,7 +136,6 @@ fn pose(range: f64) -> impl Strategy<Value = Isometry3<f64>> {
         .prop_map(|(t, r)| Isometry3::new(Vector3::from(t), Vector3::from(r)))
 }
 
-/// 256 cases per property, or `PROPTEST_CASES` when set.
 /// A cylinder lying on its side on a tilted box's top face: each contact's normal is the
 /// face's own normal and its gap the axis height above the face less the radius, both to
 /// rounding (parry's cylinder–box manifold alone tilts the normal by up to 4e-6 rad, and
@@ -198,6 +197,7 @@ fn a_cylinder_on_a_box_face_takes_the_face_normal() {
     }
 }
 
+/// 256 cases per property, or `PROPTEST_CASES` when set.
 fn config() -> ProptestConfig {
     ProptestConfig::with_cases(
         std::env::var("PROPTEST_CASES")

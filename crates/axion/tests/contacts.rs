@@ -442,7 +442,7 @@ fn a_cylinder_rolls_at_its_radius_and_speed() {
 /// it at 2 m/s relative to it, μ = 0.4 between them). Rolling ahead applies to a box's
 /// face as to the ground (docs/step.md, "Rolling ahead"), and on the moving plank the
 /// foot of the rolled point moves with the plank: the axis stays at its radius above the
-/// top face within 1e-4 m (the bar of issue 20) — within 1e-8 m, as on a half-space,
+/// top face within 1e-4 m (the bar of issue 20) — within 1e-8 m, as measured on a half-space,
 /// because a cylinder's contact on a box's face takes the face's own normal — at h = 0.02
 /// and 0.05 for 1.5 s, and on the plank the horizontal momentum of the two bodies, which
 /// nothing outside them changes, is kept to 1e-9 of its scale. With the rolled point
