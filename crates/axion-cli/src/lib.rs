@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -69,6 +70,17 @@ pub enum CliError {
         ke: f64,
         /// The damping given.
         kd: f64,
+    },
+    /// `--every 0`.
+    #[error("--every must be at least 1 (a step count), got 0")]
+    EveryZero,
+    /// `--every` above 1 for a scene whose control changes from step to step.
+    #[error(
+        "--every {every} needs a scene without drive schedules or applied forces: they set the control before each step, so such a scene is looked at after every step (leave --every out)"
+    )]
+    EveryWithInputs {
+        /// The interval asked for.
+        every: usize,
     },
     /// `--threads` asked of a backend that has no worker threads.
     #[error("--threads applies to the CPU backend, not to {backend}")]
@@ -315,11 +327,22 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Show a progress bar when the run takes more than a second (on a terminal).
     pub progress: bool,
-    /// Write `contacts.jsonl` (every contact of every step and world) into `out`.
+    /// Write `contacts.jsonl` (every contact of every step looked at, see
+    /// [`every`](Self::every), and world) into `out`.
     pub contacts: bool,
     /// Worker threads of the CPU backend (`None`: one per core). Selects the CPU
     /// backend when `backend` is `Auto`; an error with a GPU backend.
     pub threads: Option<usize>,
+    /// Look at the run after every `every`-th step (and after the last): the output
+    /// files, the energy and joint-error checks, the largest contact count and the
+    /// progress bar see those steps only, and between them the backend runs the steps
+    /// on its own — the GPU backend keeps the state on the device instead of reading
+    /// every world back after every step. The states are those of `every = 1`, bit for
+    /// bit, and so are the iteration and convergence counts, which cover every step.
+    /// Ctrl-C ends the run after the current stretch of `every` steps. Needs a scene
+    /// without drive schedules or applied forces (they change the control step by
+    /// step); 0 is an error.
+    pub every: usize,
 }
 
 /// `backend` with `threads` worker threads when it is (or, for `Auto`, becomes) the CPU
@@ -346,10 +369,12 @@ pub fn with_threads(
     }
 }
 
-/// Set by [`request_stop`]: the running [`run_model`] ends after its current step.
+/// Set by [`request_stop`]: the running [`run_model`] ends after its current step (its
+/// current stretch of [`RunOptions::every`] steps).
 static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Asks the run in progress to end after its current step, as if it were complete:
+/// Asks the run in progress to end after its current step (stretch of
+/// [`RunOptions::every`] steps), as if it were complete:
 /// its files are flushed and its summary (marked interrupted) written. The `axion`
 /// command calls it on SIGINT (Ctrl-C) and SIGTERM.
 pub fn request_stop() {
@@ -390,18 +415,24 @@ pub struct Summary {
     pub max_iterations: usize,
     /// Share of world-steps that converged.
     pub converged_share: f64,
-    /// Largest joint anchor error seen (m), the initial state's included.
+    /// Largest joint anchor error seen (m) after the steps looked at (every
+    /// [`every`](Self::every)-th), the initial state's included.
     pub max_joint_error: f64,
-    /// Largest contact count of a world-step.
+    /// Largest contact count of a world-step looked at (every
+    /// [`every`](Self::every)-th step).
     pub max_contacts: usize,
     /// What the initial state violates ([`axion::InitialState`], one line).
     pub initial_state: String,
     /// Steps in which world 0's total energy rose by more than [`ENERGY_RISE`] of its
     /// scale ([`axion::Energy::scale`]: kinetic plus |potential|, the larger of before
-    /// and after the step, at least the model's [`axion::exchange_scale`]).
+    /// and after the step, at least the model's [`axion::exchange_scale`]); with
+    /// [`every`](Self::every) above 1, the stretches of `every` steps between two looks
+    /// in which it rose so.
     pub energy_rise_steps: usize,
     /// The largest such rise, as a share of the scale, and when (s).
     pub largest_energy_rise: (f64, f64),
+    /// The run was looked at after every this many steps ([`RunOptions::every`]).
+    pub every: usize,
     /// The run was stopped ([`request_stop`]) before its last step: `steps` says how
     /// many were taken.
     pub interrupted: bool,
@@ -474,9 +505,14 @@ impl std::fmt::Display for Summary {
             let (share, t) = self.largest_energy_rise;
             write!(
                 f,
-                "\n  warning: total energy rose by more than {} % of its scale in {} step(s), by {:.1} % at most (t = {t:.3} s); drives and applied forces add energy, a passive scene should not",
+                "\n  warning: total energy rose by more than {} % of its scale in {} {}, by {:.1} % at most (t = {t:.3} s); drives and applied forces add energy, a passive scene should not",
                 100.0 * ENERGY_RISE,
                 self.energy_rise_steps,
+                if self.every == 1 {
+                    "step(s)".to_string()
+                } else {
+                    format!("stretch(es) of {} steps", self.every)
+                },
                 100.0 * share
             )?;
         }
@@ -575,10 +611,11 @@ fn drive_targets(drive: &axion::constraints::drive::Drive) -> ([String; 2], f64,
 }
 
 impl Outputs {
+    /// Outputs of a run of steps of `dt` seconds looked at every `every` steps.
     fn new(
         dir: &Path,
         model: &Model,
-        dt: f64,
+        (dt, every): (f64, usize),
         integrator: &str,
         contacts: bool,
     ) -> Result<Self, CliError> {
@@ -641,14 +678,17 @@ impl Outputs {
             },
             tracked,
             keys: Keyframes::default(),
-            key_stride: ((1.0 / KEYS_PER_SECOND) / dt).floor().max(1.0) as usize,
+            key_stride: ((1.0 / KEYS_PER_SECOND) / (dt * every as f64))
+                .floor()
+                .max(1.0) as usize,
             series_stride: 1,
         })
     }
 
     /// One row per body and world at the simulator's current time.
     /// `t` is given as k·dt: summing dt would print 1.500000000000001.
-    /// `k` counts recorded steps (0: the initial state); `last` marks the final one.
+    /// `k` counts the records (0: the initial state; with `--every K` one record per K
+    /// steps); `last` marks the final one.
     fn record(
         &mut self,
         sim: &Simulator,
@@ -1528,15 +1568,22 @@ pub fn run_model(
     let dt = positive("--dt", options.dt.unwrap_or(dt))?;
     let duration = positive("--duration", options.duration.unwrap_or(duration))?;
     let steps = step_count(duration, dt)?;
+    let every = match options.every {
+        0 => return Err(CliError::EveryZero),
+        1 => 1,
+        n if inputs.schedules.is_empty() && inputs.forces.is_empty() => n,
+        every => return Err(CliError::EveryWithInputs { every }),
+    };
     let backend = with_threads(options.backend, options.threads)?;
     let worlds = options.worlds.unwrap_or(1);
     if let Some(dir) = options.out.as_deref() {
-        let bytes = output_estimate(&model, steps, worlds);
+        let bytes = output_estimate(&model, steps.div_ceil(every), worlds);
         if bytes > LARGE_OUTPUT {
             eprintln!(
-                "note: this run will write about {:.1} GB into {} ({steps} steps × {worlds} world(s) × {} bodies); Ctrl-C ends it early with every file complete",
+                "note: this run will write about {:.1} GB into {} ({} looks × {worlds} world(s) × {} bodies); Ctrl-C ends it early with every file complete",
                 bytes as f64 / 1e9,
                 dir.display(),
+                steps.div_ceil(every) + 1,
                 model.bodies().len()
             );
         }
@@ -1553,7 +1600,7 @@ pub fn run_model(
         Some(dir) => Some(Outputs::new(
             dir,
             sim.model(),
-            dt,
+            (dt, every),
             integrator,
             options.contacts,
         )?),
@@ -1582,13 +1629,14 @@ pub fn run_model(
     let mut energy = sim.energy(0);
     let exchange = axion::exchange_scale(sim.model());
     let (mut rises, mut largest_rise) = (0usize, (0.0f64, 0.0f64));
-    let mut taken = 0;
-    for k in 0..steps {
+    let (mut taken, mut looks) = (0, 0);
+    while taken < steps {
         if STOP.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
-        taken = k + 1;
-        let t_end = (k + 1) as f64 * dt;
+        // With schedules or forces `every` is 1: they are set before each step, at the
+        // step's end time.
+        let t_end = (taken + 1) as f64 * dt;
         for schedule in inputs.schedules {
             for w in 0..worlds {
                 schedule
@@ -1597,23 +1645,28 @@ pub fn run_model(
             }
         }
         apply_forces(&mut sim, inputs.forces, &pushed, t_end);
-        let report = sim.step()?.clone();
+        let block = every.min(steps - taken);
+        let run = sim.run_every(block, block, |_| ControlFlow::Continue(()))?;
+        taken += run.steps;
+        looks += 1;
+        iterations += run.iterations;
+        max_iterations = max_iterations.max(run.max_iterations);
+        converged += run.converged_world_steps;
+        let report = sim.last_report().clone();
         for s in &report.worlds {
-            iterations += s.iterations;
-            max_iterations = max_iterations.max(s.iterations);
-            converged += usize::from(s.converged);
             max_contacts = max_contacts.max(s.contact_count);
         }
         for w in 0..worlds {
             max_error = max_error.max(sim.joint_errors(w).position);
         }
+        let t = taken as f64 * dt;
         let now = sim.energy(0);
         let scale = energy.scale(&now, exchange);
         let rise = (now.total() - energy.total()) / scale;
         if scale > 0.0 && rise > ENERGY_RISE {
             rises += 1;
             if rise > largest_rise.0 {
-                largest_rise = (rise, t_end);
+                largest_rise = (rise, t);
             }
         }
         energy = now;
@@ -1621,17 +1674,17 @@ pub fn run_model(
             out.record(
                 &sim,
                 (
-                    k + 1,
-                    k + 1 == steps || STOP.load(std::sync::atomic::Ordering::SeqCst),
+                    looks,
+                    taken == steps || STOP.load(std::sync::atomic::Ordering::SeqCst),
                 ),
-                (k + 1) as f64 * dt,
+                t,
                 &report.worlds,
             )?;
         }
         if options.progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
             bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
-        bar.set_position(k as u64 + 1);
+        bar.set_position(taken as u64);
     }
     bar.finish_and_clear();
     let world_steps = (taken.max(1) * worlds) as f64;
@@ -1657,6 +1710,7 @@ pub fn run_model(
         initial_state: initial.to_string(),
         energy_rise_steps: rises,
         largest_energy_rise: largest_rise,
+        every,
         interrupted: taken < steps,
         program: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
         finished_utc: utc(std::time::SystemTime::now()
@@ -1693,7 +1747,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("axion-bounded-{}", std::process::id()));
         let mut sim =
             Simulator::new(scenes::pendulum().unwrap(), 1, 1e-4, BackendChoice::Cpu).unwrap();
-        let mut out = Outputs::new(&dir, sim.model(), 1e-4, "backward Euler", false).unwrap();
+        let mut out = Outputs::new(&dir, sim.model(), (1e-4, 1), "backward Euler", false).unwrap();
         let steps = 45_000;
         for k in 0..steps {
             let report = sim.step().unwrap().clone();
@@ -1722,7 +1776,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("axion-series-{}", std::process::id()));
         let model = scenes::stack(5).unwrap();
         let mut sim = Simulator::new(model, 1, 0.01, BackendChoice::Cpu).unwrap();
-        let mut out = Outputs::new(&dir, sim.model(), 0.01, "backward Euler", false).unwrap();
+        let mut out = Outputs::new(&dir, sim.model(), (0.01, 1), "backward Euler", false).unwrap();
         for k in 0..300 {
             let report = sim.step().unwrap().clone();
             out.record(&sim, (k + 1, false), (k + 1) as f64 * 0.01, &report.worlds)

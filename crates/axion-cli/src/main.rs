@@ -144,6 +144,14 @@ struct RunArgs {
     /// gap and forces (large for long runs or many worlds).
     #[arg(long)]
     contacts: bool,
+    /// Look at the run after every K-th step only (and after the last): the output
+    /// files, the energy and joint-error checks and the progress bar see those steps,
+    /// and the backend runs the steps between on its own (the GPU keeps the state on
+    /// the device). Same states and iteration counts as K = 1; Ctrl-C ends the run
+    /// after the current K steps. Scenes with drive schedules or applied forces refuse
+    /// K above 1.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    every: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -172,6 +180,7 @@ impl RunArgs {
             progress: !self.quiet,
             contacts: self.contacts,
             threads: self.threads,
+            every: self.every,
         }
     }
 }
@@ -229,7 +238,8 @@ fn report(result: Result<Summary, CliError>, out: Option<&PathBuf>) -> ExitCode 
 }
 
 fn main() -> ExitCode {
-    // Ctrl-C (or SIGTERM) ends a run after its current step with every file written;
+    // Ctrl-C (or SIGTERM) ends a run after its current step (with --every K, its
+    // current K steps) with every file written;
     // a second one ends the program at once.
     let _ = ctrlc::set_handler(|| {
         static ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

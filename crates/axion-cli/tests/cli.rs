@@ -16,6 +16,7 @@ fn options(duration: f64, out: Option<std::path::PathBuf>) -> RunOptions {
         progress: false,
         contacts: false,
         threads: None,
+        every: 1,
     }
 }
 
@@ -450,4 +451,134 @@ fn held_robots_say_how_they_are_held() {
             "{stderr}"
         );
     }
+}
+
+/// The rows of `trajectory.csv` in `dir`, by time (the text of the row's time field).
+fn trajectory_rows(dir: &std::path::Path) -> Vec<(String, String)> {
+    let csv = std::fs::read_to_string(dir.join("trajectory.csv")).unwrap();
+    csv.lines()
+        .skip(1)
+        .map(|l| (l.split(',').next().unwrap().to_string(), l.to_string()))
+        .collect()
+}
+
+/// `--every K` runs the steps between two looks on the backend's own: the rows it
+/// writes are those of the same run looked at after every step, bit for bit (the
+/// text of every number), and the iteration and convergence counts cover every step.
+/// The turning skid-steer at h = 0.02 with at most 4 Newton iterations an attempt, so
+/// that some steps do not converge and the counts are not trivially full; 0.5 s = 25 steps in
+/// looks of 7 (the last one of 4). On the CPU always, on the GPU where one is found.
+fn every_k_matches_every_step(backend: BackendChoice, name: &str) {
+    let demo = find("skid-steer").unwrap();
+    let dir = |k: usize| {
+        std::env::temp_dir().join(format!("axion-every-{name}-{k}-{}", std::process::id()))
+    };
+    let run = |k: usize| {
+        let options = RunOptions {
+            dt: Some(0.02),
+            worlds: Some(3),
+            backend,
+            every: k,
+            ..options(0.5, Some(dir(k)))
+        };
+        run_demo(demo, &options).unwrap_or_else(|e| panic!("{name}, every {k}: {e}"))
+    };
+    let (each, sevens) = (run(1), run(7));
+    assert_eq!(each.steps, 25);
+    // The counts against those of the step reports of a Simulator stepped by hand.
+    let mut sim = axion::Simulator::new(demo.model().unwrap(), 3, 0.02, backend).unwrap();
+    let (mut iterations, mut converged) = (0, 0);
+    for _ in 0..25 {
+        let report = sim.step().unwrap();
+        iterations += report.worlds.iter().map(|s| s.iterations).sum::<usize>();
+        converged += report.worlds.iter().filter(|s| s.converged).count();
+    }
+    assert_eq!(each.mean_iterations, iterations as f64 / 75.0, "{name}");
+    assert_eq!(each.converged_share, converged as f64 / 75.0, "{name}");
+    assert_eq!((sevens.steps, sevens.every), (25, 7));
+    assert_eq!(sevens.mean_iterations, each.mean_iterations, "{name}");
+    assert_eq!(sevens.max_iterations, each.max_iterations, "{name}");
+    assert_eq!(sevens.converged_share, each.converged_share, "{name}");
+    assert!(
+        each.converged_share < 1.0,
+        "{name}: the run should have steps that do not converge: {each}"
+    );
+    let all = trajectory_rows(&dir(1));
+    let looked = trajectory_rows(&dir(7));
+    // The initial state, steps 7, 14, 21 and 25, each world's bodies.
+    let times: std::collections::BTreeSet<&str> = looked.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(times.len(), 5, "{times:?}");
+    let same_times: Vec<&(String, String)> = all
+        .iter()
+        .filter(|(t, _)| times.contains(t.as_str()))
+        .collect();
+    assert_eq!(same_times.len(), looked.len());
+    for (a, b) in same_times.iter().zip(&looked) {
+        assert_eq!(a.1, b.1, "{name}: every 1 and every 7 differ");
+    }
+    for k in [1, 7] {
+        std::fs::remove_dir_all(dir(k)).unwrap();
+    }
+}
+
+#[test]
+fn looking_every_k_steps_changes_nothing_on_the_cpu() {
+    every_k_matches_every_step(
+        BackendChoice::CpuWith(axion::SolverSettings {
+            max_iterations: 4,
+            ..Default::default()
+        }),
+        "cpu",
+    );
+}
+
+#[test]
+fn looking_every_k_steps_changes_nothing_on_the_gpu() {
+    if !axion::device_tests_run("axion-cli --every on the GPU") {
+        return;
+    }
+    every_k_matches_every_step(
+        BackendChoice::GpuWith(axion::GpuSettings {
+            max_iterations: 4,
+            ..Default::default()
+        }),
+        "gpu",
+    );
+}
+
+#[test]
+fn every_needs_a_scene_without_forces_or_schedules_and_a_positive_count() {
+    let dir = std::env::temp_dir().join(format!("axion-every-forces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("thruster.toml");
+    std::fs::write(
+        &path,
+        "[simulation]\ngravity = [0, 0, 0]\nduration = 0.1\n\n[[bodies]]\nname = \"cube\"\nmass = 1\ninertia = [0.1667, 0.1667, 0.1667]\n\n[[forces]]\nbody = \"cube\"\nforce = [0, 1, 0]\n",
+    )
+    .unwrap();
+    let with = |every| RunOptions {
+        every,
+        duration: None,
+        ..options(0.1, None)
+    };
+    match axion_cli::run_scene(&path, &with(5)) {
+        Err(e @ CliError::EveryWithInputs { every: 5 }) => {
+            assert!(e.to_string().contains("applied forces"), "{e}")
+        }
+        other => panic!("expected --every 5 to be refused, got {other:?}"),
+    }
+    assert!(matches!(
+        axion_cli::run_scene(&path, &with(0)),
+        Err(CliError::EveryZero)
+    ));
+    let summary = axion_cli::run_scene(&path, &with(1)).unwrap();
+    assert_eq!(summary.steps, 10);
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A servo following a schedule of targets.
+    let swing =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenes/swing.json");
+    assert!(matches!(
+        axion_cli::run_scene(&swing, &with(5)),
+        Err(CliError::EveryWithInputs { every: 5 })
+    ));
 }

@@ -18,8 +18,9 @@
 //! (0 rad), the GPU's Newton iteration stalls (docs/gpu.md, "Corpus robots");
 //! `pendulum5.urdf`, a chain lying on the ground, where one step in 50 stalls when a
 //! joint error that drifted to the GPU's tolerance is corrected against sticking
-//! contacts (98 % converged, docs/gpu.md); and a1, aliengo and the URDF humanoid, which
-//! do not pass the CPU's bar at h = 0.01 either.
+//! contacts (98 % converged, docs/gpu.md); a1 and aliengo, which pass the CPU's bar
+//! but whose landings stall on the GPU (72 % and 90 % of world-steps converged); and
+//! the URDF humanoid, one of whose steps stalls (98 %, docs/gpu.md).
 //!
 //! Device tests: skipped with a line saying so where no adapter is found, a failure
 //! under `AXION_GPU_TESTS=require` (CI, on lavapipe).

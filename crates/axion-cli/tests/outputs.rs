@@ -19,6 +19,7 @@ fn run(demo: &str, duration: f64, contacts: bool, name: &str) -> std::path::Path
             progress: false,
             contacts,
             threads: None,
+            every: 1,
         },
     )
     .unwrap();

@@ -23,6 +23,7 @@ fn run_into(demo: &str, duration: f64, dir: &std::path::Path) -> axion_cli::Summ
             progress: false,
             contacts: false,
             threads: None,
+            every: 1,
         },
     )
     .unwrap()

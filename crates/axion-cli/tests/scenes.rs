@@ -51,6 +51,7 @@ fn quick() -> RunOptions {
         progress: false,
         contacts: false,
         threads: None,
+        every: 1,
     }
 }
 

@@ -791,6 +791,7 @@ impl GpuBackend {
         let mut truncated = Vec::new();
         let mut totals = RunTotals::default();
         let mut unconverged = [0u32; RUN_FLAG_SLOTS];
+        let mut failed_world_steps = 0;
         for chunk in &batch.chunks {
             let s = chunk.read(&self.ctx, &chunk.stats, STATS)?;
             let w = chunk.worlds.len();
@@ -817,7 +818,9 @@ impl GpuBackend {
                 totals.iterations += at(ST_RUN_ITERATIONS) as usize;
                 totals.max_iterations = totals.max_iterations.max(at(ST_RUN_MAX) as usize);
                 for (k, bits) in unconverged.iter_mut().enumerate() {
-                    *bits |= at(ST_RUN_UNCONVERGED + k) as u32;
+                    let world = at(ST_RUN_UNCONVERGED + k) as u32;
+                    failed_world_steps += world.count_ones() as usize;
+                    *bits |= world;
                 }
             }
         }
@@ -831,6 +834,8 @@ impl GpuBackend {
         }
         let failed: usize = unconverged.iter().map(|b| b.count_ones() as usize).sum();
         totals.converged_steps = totals.steps.min(RUN_BLOCK) - failed;
+        totals.converged_world_steps =
+            totals.steps.min(RUN_BLOCK) * batch.worlds - failed_world_steps;
         totals.world_steps = totals.steps * batch.worlds;
         Ok((StepReport { worlds }, totals))
     }

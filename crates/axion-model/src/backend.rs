@@ -67,6 +67,8 @@ pub struct RunTotals {
     pub steps: usize,
     /// Steps in which every world converged.
     pub converged_steps: usize,
+    /// World-steps that converged.
+    pub converged_world_steps: usize,
     /// Newton iterations summed over the world-steps.
     pub iterations: usize,
     /// Steps times worlds.
@@ -80,6 +82,7 @@ impl RunTotals {
     pub fn add(&mut self, report: &StepReport) {
         self.steps += 1;
         self.converged_steps += usize::from(report.all_converged());
+        self.converged_world_steps += report.worlds.iter().filter(|s| s.converged).count();
         self.iterations += report.worlds.iter().map(|s| s.iterations).sum::<usize>();
         self.world_steps += report.worlds.len();
         self.max_iterations = self.max_iterations.max(report.max_iterations());
@@ -88,6 +91,7 @@ impl RunTotals {
     pub fn merge(&mut self, later: &RunTotals) {
         self.steps += later.steps;
         self.converged_steps += later.converged_steps;
+        self.converged_world_steps += later.converged_world_steps;
         self.iterations += later.iterations;
         self.world_steps += later.world_steps;
         self.max_iterations = self.max_iterations.max(later.max_iterations);

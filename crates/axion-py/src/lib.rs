@@ -416,19 +416,18 @@ impl PySimulator {
     /// computes. The steps run in blocks (the GPU keeps the state on the device within
     /// one), growing while a block takes under 50 ms; Ctrl-C (KeyboardInterrupt) stops
     /// after the current block, the state that of its last step. Returns a summary:
-    /// steps, converged_steps (every world converged), mean_iterations,
-    /// max_iterations, wall_seconds.
+    /// steps, converged_steps (every world converged), converged_world_steps,
+    /// mean_iterations, max_iterations, wall_seconds.
     #[pyo3(signature = (steps=1))]
     fn step<'py>(&self, py: Python<'py>, steps: usize) -> PyResult<Bound<'py, PyDict>> {
         let mut sim = self.sim(py);
         let start = Instant::now();
         let (mut done, mut converged, mut max_iterations) = (0usize, 0usize, 0usize);
-        let mut iterations = 0.0;
+        let (mut iterations, mut converged_world_steps) = (0usize, 0usize);
         let mut block = 1;
         while done < steps {
             let n = block.min(steps - done);
             let simulator: &mut axion::Simulator = &mut sim;
-            let worlds = simulator.state().worlds();
             let began = Instant::now();
             let summary = py.detach(|| simulator.run(n)).map_err(axion_err)?;
             if began.elapsed() < Duration::from_millis(50) {
@@ -437,14 +436,19 @@ impl PySimulator {
             done += summary.steps;
             converged += summary.converged_steps;
             max_iterations = max_iterations.max(summary.max_iterations);
-            iterations += summary.mean_iterations * (summary.steps * worlds) as f64;
+            iterations += summary.iterations;
+            converged_world_steps += summary.converged_world_steps;
             py.check_signals()?;
         }
         let world_steps = done * sim.state().worlds();
         let summary = PyDict::new(py);
         summary.set_item("steps", done)?;
         summary.set_item("converged_steps", converged)?;
-        summary.set_item("mean_iterations", iterations / world_steps.max(1) as f64)?;
+        summary.set_item("converged_world_steps", converged_world_steps)?;
+        summary.set_item(
+            "mean_iterations",
+            iterations as f64 / world_steps.max(1) as f64,
+        )?;
         summary.set_item("max_iterations", max_iterations)?;
         summary.set_item("wall_seconds", start.elapsed().as_secs_f64())?;
         Ok(summary)

@@ -29,6 +29,7 @@ def test_per_world_friction_on_the_incline_slides_at_the_coulomb_rate():
     sim.set_friction(mus)
     summary = sim.step(steps)
     assert summary["converged_steps"] == steps
+    assert summary["converged_world_steps"] == steps * len(mus)
     cube = sim.model.body_names.index("cube")
     speed = sim.body_velocities()[:, cube, 0]
     slides = mus < math.tan(angle)

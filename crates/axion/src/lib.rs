@@ -139,10 +139,14 @@ pub struct RunSummary {
     pub wall: Duration,
     /// Mean Newton iterations per world-step.
     pub mean_iterations: f64,
+    /// Newton iterations summed over the world-steps.
+    pub iterations: usize,
     /// Largest Newton iteration count of any world-step.
     pub max_iterations: usize,
     /// Steps in which every world converged.
     pub converged_steps: usize,
+    /// World-steps that converged.
+    pub converged_world_steps: usize,
 }
 
 impl RunSummary {
@@ -327,8 +331,10 @@ impl Simulator {
             simulated: totals.steps as f64 * self.dt,
             wall,
             mean_iterations: totals.mean_iterations(),
+            iterations: totals.iterations,
             max_iterations: totals.max_iterations,
             converged_steps: totals.converged_steps,
+            converged_world_steps: totals.converged_world_steps,
         })
     }
 

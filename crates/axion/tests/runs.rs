@@ -73,6 +73,8 @@ fn runs_agree(make: impl Fn() -> Simulator, steps: usize) -> RunTotals {
         assert_eq!(s.converged_steps, totals.converged_steps);
         assert_eq!(s.max_iterations, totals.max_iterations);
         assert_eq!(s.mean_iterations, totals.mean_iterations());
+        assert_eq!(s.iterations, totals.iterations);
+        assert_eq!(s.converged_world_steps, totals.converged_world_steps);
     }
     totals
 }

@@ -20,6 +20,7 @@ class AxionError(Exception):
 class StepSummary(TypedDict):
     steps: int
     converged_steps: int
+    converged_world_steps: int
     mean_iterations: float
     max_iterations: int
     wall_seconds: float
