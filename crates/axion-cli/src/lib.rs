@@ -1577,13 +1577,14 @@ pub fn run_model(
     let backend = with_threads(options.backend, options.threads)?;
     let worlds = options.worlds.unwrap_or(1);
     if let Some(dir) = options.out.as_deref() {
-        let bytes = output_estimate(&model, steps.div_ceil(every), worlds);
+        let looks = steps.div_ceil(every);
+        let bytes = output_estimate(&model, looks, worlds);
         if bytes > LARGE_OUTPUT {
             eprintln!(
                 "note: this run will write about {:.1} GB into {} ({} looks × {worlds} world(s) × {} bodies); Ctrl-C ends it early with every file complete",
                 bytes as f64 / 1e9,
                 dir.display(),
-                steps.div_ceil(every) + 1,
+                looks + 1,
                 model.bodies().len()
             );
         }
