@@ -415,6 +415,9 @@ pub struct Summary {
     pub max_iterations: usize,
     /// Share of world-steps that converged.
     pub converged_share: f64,
+    /// World-steps that did not converge: their states are the best iterate the solver
+    /// found, not the step's solution (the summary warns).
+    pub unconverged_world_steps: usize,
     /// Largest joint anchor error seen (m) after the steps looked at (every
     /// [`every`](Self::every)-th), the initial state's included.
     pub max_joint_error: f64,
@@ -499,6 +502,19 @@ impl std::fmt::Display for Summary {
                 f,
                 "\n  interrupted after {} steps: the output files hold the steps taken",
                 self.steps
+            )?;
+        }
+        if self.unconverged_world_steps > 0 {
+            write!(
+                f,
+                "\n  warning: {} of {} world-steps did not converge: their states are the best iterate the solver found, not the step's solution; {}",
+                self.unconverged_world_steps,
+                self.steps * self.worlds,
+                if self.backend.starts_with("gpu") {
+                    "the CPU backend (--backend cpu: f64, exact Newton direction, a failed step solved again) converges steps the GPU does not (docs/gpu.md)"
+                } else {
+                    "a smaller --dt converges more (docs/step.md, \"A step solved again\")"
+                }
             )?;
         }
         if self.energy_rise_steps > 0 {
@@ -1706,6 +1722,7 @@ pub fn run_model(
         mean_iterations: iterations as f64 / world_steps,
         max_iterations,
         converged_share: converged as f64 / world_steps,
+        unconverged_world_steps: taken * worlds - converged,
         max_joint_error: max_error,
         max_contacts,
         initial_state: initial.to_string(),

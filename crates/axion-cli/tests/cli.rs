@@ -28,6 +28,13 @@ fn every_demo_runs_and_converges() {
         assert!(summary.steps >= 1, "{}", demo.name);
         assert!(summary.converged_share > 0.99, "{}: {summary}", demo.name);
         assert!(summary.max_joint_error < 1e-6, "{}: {summary}", demo.name);
+        // A warning of unconverged steps exactly when there are some.
+        assert_eq!(
+            summary.to_string().contains("did not converge"),
+            summary.unconverged_world_steps > 0,
+            "{}: {summary}",
+            demo.name
+        );
     }
 }
 
@@ -495,7 +502,12 @@ fn every_k_matches_every_step(backend: BackendChoice, name: &str) {
     }
     assert_eq!(each.mean_iterations, iterations as f64 / 75.0, "{name}");
     assert_eq!(each.converged_share, converged as f64 / 75.0, "{name}");
+    assert_eq!(each.unconverged_world_steps, 75 - converged, "{name}");
     assert_eq!((sevens.steps, sevens.every), (25, 7));
+    assert_eq!(
+        sevens.unconverged_world_steps, each.unconverged_world_steps,
+        "{name}"
+    );
     assert_eq!(sevens.mean_iterations, each.mean_iterations, "{name}");
     assert_eq!(sevens.max_iterations, each.max_iterations, "{name}");
     assert_eq!(sevens.converged_share, each.converged_share, "{name}");

@@ -235,6 +235,7 @@ fn solver_settings_from_the_file_are_used() {
     .unwrap();
     assert_eq!(summary.max_iterations, 1);
     assert!(summary.converged_share < 1.0, "{summary}");
+    assert_unconverged_told(&summary, "a smaller --dt");
     std::fs::remove_dir_all(&dir).unwrap();
     let bad =
         "[simulation.solver]\nmax_iterations = 0\n[[bodies]]\nname = \"a\"\nkind = \"static\"\n";
@@ -374,7 +375,26 @@ fn scene_settings_reach_the_backend_that_runs_it() {
     let summary = run_scene(&path, &options).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(summary.max_iterations, 1, "{summary}");
     assert!(summary.converged_share < 1.0, "{summary}");
+    assert_unconverged_told(&summary, "--backend cpu");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The summary counts the world-steps that did not converge (the complement of its
+/// converged share) and warns of them with the backend's hint.
+fn assert_unconverged_told(summary: &axion_cli::Summary, hint: &str) {
+    let world_steps = summary.steps * summary.worlds;
+    let converged = (summary.converged_share * world_steps as f64).round() as usize;
+    assert_eq!(
+        summary.unconverged_world_steps,
+        world_steps - converged,
+        "{summary}"
+    );
+    let text = summary.to_string();
+    let warning = format!(
+        "warning: {} of {world_steps} world-steps did not converge",
+        summary.unconverged_world_steps
+    );
+    assert!(text.contains(&warning) && text.contains(hint), "{text}");
 }
 
 #[test]
