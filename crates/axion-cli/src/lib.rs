@@ -873,7 +873,7 @@ fn write_contacts(file: &mut BufWriter<File>, sim: &Simulator, t: f64) -> std::i
 
 fn stats_json(s: &StepStats) -> serde_json::Value {
     serde_json::json!({
-        "iterations": s.iterations, "converged": s.converged, "dynamics": s.dynamics,
+        "iterations": s.iterations, "chord_steps": s.chord_steps, "converged": s.converged, "dynamics": s.dynamics,
         "joints": s.joints, "drives": s.drives, "contacts": s.contacts, "friction": s.friction,
         "contact_count": s.contact_count, "backtracks": s.backtracks, "failed_solves": s.failed_solves,
         "substeps": s.substeps,

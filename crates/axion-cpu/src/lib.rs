@@ -6,9 +6,9 @@
 //! each body with the rows joining it to its parent ([`tree`]); otherwise the rows are
 //! eliminated onto the bodies' velocities ([`reduced`]) and that matrix is factorized
 //! by faer's sparse LU (symbolic analysis reused while the row pattern is unchanged).
-//! A world keeps the factors of its last full Newton iteration: a step that continues a quiet
-//! one first tries the chord step with them, and a step whose iterations contract
-//! quadratically ends with one ([`SolverSettings::reuse_factors`]).
+//! A world keeps the factors of its last full Newton iteration: a step that continues
+//! one with the same rows first tries chord steps with them, and a step whose
+//! iterations contract quadratically ends with one ([`SolverSettings::reuse_factors`]).
 //! Contacts are found once per step at the start-of-step poses (`axion-collision`)
 //! and enter as position-level Fischer–Burmeister rows with exact Coulomb friction
 //! (projection residual, semismooth Newton). See [`newton`] for the equations and
@@ -112,8 +112,8 @@ fn lever_arms(c: &Contact, poses: &[Pose]) -> [Vector3<f64>; 2] {
 
 /// A world's previous step: its contacts, and its active joint limits with their forces,
 /// its row pattern and that pattern's factorization (kept by the world while its pattern
-/// lasts, then returned to its worker's pool, [`Factorizations::newton`]), whether it
-/// was quiet (converged in at most one iteration) and the chord steps' record, and
+/// lasts, then returned to its worker's pool, [`Factorizations::newton`]), the chord
+/// steps' record, and
 /// the poses and velocities it ended with (they carry over only into a step that starts
 /// from them).
 #[derive(Default)]
@@ -122,7 +122,6 @@ struct Previous {
     limits: Vec<(ActiveLimit, f64)>,
     signature: Vec<(usize, usize)>,
     lu: Option<reduced::ReducedLu>,
-    quiet: bool,
     chords: ChordRecord,
     poses: Vec<Pose>,
     velocities: Vec<axion_math::Twist>,
@@ -130,7 +129,7 @@ struct Previous {
 
 impl Previous {
     /// What a second attempt at the same step starts from: the contacts and limits for
-    /// its warm start, no factors, not quiet.
+    /// its warm start, no factors.
     fn for_retry(&self) -> Self {
         Self {
             contacts: self.contacts.clone(),
@@ -151,10 +150,11 @@ impl Previous {
     }
 }
 
-/// When a world tries its next chord step ([`SolverSettings::reuse_factors`]): after `n`
-/// failed ones in a row it waits $2^{\min(n, 6)} - 1$ steps, so a world moving
-/// steadily (where the chord step contracts the residual but does not converge) pays for
-/// few of them.
+/// When a world tries its next chord steps at the start of a step
+/// ([`SolverSettings::reuse_factors`]): after `n` failures in a row (a first chord step
+/// that neither converged nor contracted the merit a hundredfold) it waits
+/// $2^{\min(n, 6)} - 1$ steps, so a world whose kept factors have drifted too far
+/// from its Newton matrix (a landing, a fast swing) pays for few of them.
 #[derive(Clone, Copy, Debug, Default)]
 struct ChordRecord {
     failures: u32,
@@ -202,7 +202,9 @@ impl WorldStep {
     /// another creep); this attempt's factorization goes back to `cache`.
     fn replaced_by(self, mut other: WorldStep, cache: &mut Factorizations) -> WorldStep {
         add_work(&mut other.result.stats, &self.result.stats);
-        other.previous.quiet = false;
+        if let Some(lu) = other.previous.lu.as_mut() {
+            lu.forget_factors();
+        }
         other.previous.chords = self.previous.chords;
         cache.recycle(self.previous);
         other
@@ -269,10 +271,11 @@ fn persisted(c: &Contact, p: &PreviousContact) -> ([f64; 3], Option<f64>) {
     )
 }
 
-/// Adds the work of another attempt at a step (`other`'s iterations, backtracks and
-/// failed solves) to the statistics of the attempt kept.
+/// Adds the work of another attempt at a step (`other`'s iterations, chord steps,
+/// backtracks and failed solves) to the statistics of the attempt kept.
 fn add_work(stats: &mut StepStats, other: &StepStats) {
     stats.iterations += other.iterations;
+    stats.chord_steps += other.chord_steps;
     stats.backtracks += other.backtracks;
     stats.failed_solves += other.failed_solves;
 }
@@ -699,14 +702,11 @@ impl WorldJob<'_> {
             .map(|c| (c.body_a.0, c.body_b.0))
             .chain(limits.iter().map(|l| (usize::MAX, l.joint)))
             .collect();
-        // A step continuing a quiet one with the same rows may start with a chord step on
-        // that step's factors (SolverSettings::reuse_factors); after a step that needed
-        // more than one Newton iteration the system moves too much for it to converge. (A
-        // world whose state was set anew has a default record: not quiet.)
-        let reuse = settings.reuse_factors
-            && previous.quiet
-            && previous.chords.ready()
-            && previous.signature == signature;
+        // A step continuing one with the same rows may start with chord steps on the
+        // factors the world kept (SolverSettings::reuse_factors). (A world whose state was
+        // set anew has a default record: no rows, no factors.)
+        let reuse =
+            settings.reuse_factors && previous.chords.ready() && previous.signature == signature;
         // The world keeps the factorization of its last row pattern (its factors serve
         // the chord step); one of another pattern goes back to the worker's pool.
         let mut lu = None;
@@ -759,7 +759,6 @@ impl WorldJob<'_> {
             .into_iter()
             .zip(result.lambda[first_limit..].iter().copied())
             .collect();
-        let quiet = result.stats.converged && result.stats.iterations <= 1;
         let chords = previous.chords.after(result.chord);
         WorldStep {
             result,
@@ -769,7 +768,6 @@ impl WorldJob<'_> {
                 limits,
                 signature,
                 lu,
-                quiet,
                 chords,
                 ..Previous::default()
             },

@@ -227,6 +227,16 @@ const EXPLOSION_FLOOR: f64 = 1e-6;
 /// residual it reaches converges, so that costs at most a wasted solve.
 const CHORD_MARGIN: f64 = 1e-2;
 
+/// The most chord steps a step starts with ([`WorldSolver::solve`]).
+const START_CHORDS: usize = 3;
+
+/// A chord step starting a step is followed by another while each contracts the merit
+/// by this factor (the residual's norm tenfold): the kept factors are then close to
+/// this step's Newton matrix, and a chord step costs a solve and an evaluation where a
+/// full iteration assembles and factorizes the system. Measured on the chain of 50 and
+/// the corpus robots (docs/step.md, "Chord steps on kept factors").
+const CHORD_CONTRACTION: f64 = 1e-2;
+
 /// Whether a chord step — the direction from the factors of the last Newton iteration,
 /// at `now`, reached from an iterate of merit `before` — is expected to converge.
 ///
@@ -286,8 +296,11 @@ struct Constants {
 #[derive(Clone, Copy, Debug)]
 struct RowEval {
     residual: f64,
-    /// $\partial h_i/\partial u^+$ (chained through the pose map).
+    /// $\partial h_i/\partial u^+$, or, where `chained`, $\partial h_i/\partial q^+$ of
+    /// a position-level row ([`WorldSolver::row_jacobian`] chains it through the pose
+    /// map when a Newton system is assembled, not at every evaluation).
     jacobian: RowJacobian,
+    chained: bool,
     /// Force direction $F_i$ at the force pose.
     force: RowJacobian,
     compliance: f64,
@@ -346,8 +359,9 @@ pub(crate) struct WorldResult {
     pub velocities: Vec<Twist>,
     pub lambda: Vec<f64>,
     pub stats: StepStats,
-    /// Whether the chord step at the start of the step (on factors kept from an earlier
-    /// step) was tried, and if so whether it converged.
+    /// Whether chord steps at the start of the step (on factors kept from an earlier
+    /// step) were tried, and if so whether the first converged or contracted the merit
+    /// by [`CHORD_CONTRACTION`].
     pub chord: Option<bool>,
 }
 
@@ -530,20 +544,6 @@ impl<'a> WorldSolver<'a> {
             rot_map.push(map);
         }
         let pose_of = |poses: &[Pose], b: Option<usize>| b.map_or(Pose::identity(), |b| poses[b]);
-        // ∂(c(q⁺)/h)/∂u: linear part h s s̄ / h, angular part (∂φ/∂ω)ᵀ J_ang / h.
-        let chain = |j: &RowJacobian, parent: Option<usize>, child: usize| -> RowJacobian {
-            let side = |block: &Vector6<f64>, body: Option<usize>| match layout.dynamic(body) {
-                Some(k) => twist(
-                    linear(block) * (s * s_bar),
-                    rot_map[k].transpose() * angular(block) / h,
-                ),
-                None => Vector6::zeros(),
-            };
-            RowJacobian {
-                body_a: side(&j.body_a, parent),
-                body_b: side(&j.body_b, Some(child)),
-            }
-        };
 
         let mut rows = Vec::with_capacity(self.row_bodies.len());
         for mj in model.joints() {
@@ -565,6 +565,7 @@ impl<'a> WorldSolver<'a> {
                     rows.push(RowEval {
                         residual: row.residual,
                         jacobian: row.jacobian,
+                        chained: false,
                         force: start.jacobian,
                         compliance: row.compliance,
                     });
@@ -597,7 +598,8 @@ impl<'a> WorldSolver<'a> {
                 let row = axion_constraints::compliant_row(&target, lambda, mj.joint.compliance, h);
                 rows.push(RowEval {
                     residual: row.residual,
-                    jacobian: chain(&p.jacobian, parent, child),
+                    jacobian: p.jacobian,
+                    chained: true,
                     force: f.jacobian,
                     compliance: row.compliance,
                 });
@@ -636,14 +638,17 @@ impl<'a> WorldSolver<'a> {
                 &u_child,
                 h,
             );
-            let jacobian = match drives[d].mode() {
-                DriveMode::Position { .. } if moves => chain(&coord.jacobian, parent, child),
-                DriveMode::Velocity { .. } | DriveMode::Armature if moves => coord.jacobian,
-                _ => RowJacobian::zeros(),
+            let (jacobian, chained) = match drives[d].mode() {
+                DriveMode::Position { .. } if moves => (coord.jacobian, true),
+                DriveMode::Velocity { .. } | DriveMode::Armature if moves => {
+                    (coord.jacobian, false)
+                }
+                _ => (RowJacobian::zeros(), false),
             };
             rows.push(RowEval {
                 residual: row.residual,
                 jacobian,
+                chained,
                 force,
                 compliance: row.compliance,
             });
@@ -672,6 +677,7 @@ impl<'a> WorldSolver<'a> {
                     RowEval {
                         residual: nr.row.residual,
                         jacobian: nr.row.jacobian,
+                        chained: false,
                         force: cc.normal,
                         compliance: nr.row.compliance,
                     }
@@ -689,7 +695,8 @@ impl<'a> WorldSolver<'a> {
                     );
                     RowEval {
                         residual: nr.row.residual,
-                        jacobian: chain(&nr.row.jacobian, Some(a), b),
+                        jacobian: nr.row.jacobian,
+                        chained: true,
                         force: cc.normal,
                         compliance: nr.row.compliance,
                     }
@@ -718,6 +725,7 @@ impl<'a> WorldSolver<'a> {
                 rows.push(RowEval {
                     residual,
                     jacobian: lin.jacobian[i] * (1.0 / eval.rho),
+                    chained: false,
                     force: cc.tangents[i],
                     compliance: lin.d_lambda_t[(i, i)] / (eval.rho * h),
                 });
@@ -730,7 +738,6 @@ impl<'a> WorldSolver<'a> {
         let first_limit_row = rows.len();
         for (i, (l, &(force, w, target))) in inp.limits.iter().zip(&self.limits).enumerate() {
             let mj = &model.joints()[l.joint];
-            let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
             let c = mj.coordinate_at(l.range.coordinate, &l.range.axis, &poses);
             let exact = c.jacobian * l.side;
             let lambda = it.lambda[first_limit_row + i];
@@ -745,7 +752,8 @@ impl<'a> WorldSolver<'a> {
             contact_norm = contact_norm.max(nr.row.residual.abs());
             rows.push(RowEval {
                 residual: nr.row.residual,
-                jacobian: chain(&nr.row.jacobian, parent, child),
+                jacobian: nr.row.jacobian,
+                chained: true,
                 force,
                 compliance: nr.row.compliance,
             });
@@ -893,6 +901,27 @@ impl<'a> WorldSolver<'a> {
         }
     }
 
+    /// One side of `row`'s $\partial h_i/\partial u^+$, on dynamic body `k`: `block` as
+    /// it is, or for a position-level row ($h_i = c_i(q^+)/h + \dots$) chained through
+    /// the pose map: linear part $s\bar s$, angular part $(\partial\phi/\partial\omega)^\top
+    /// J_{ang}/h$ (the map's $h$ and the row's $1/h$ cancel in the linear part).
+    fn row_jacobian(
+        &self,
+        e: &Eval,
+        row: &RowEval,
+        block: &Vector6<f64>,
+        k: usize,
+    ) -> Vector6<f64> {
+        if !row.chained {
+            return *block;
+        }
+        let (s, _, s_bar) = scheme(self.input.integrator);
+        twist(
+            linear(block) * (s * s_bar),
+            e.rot_map[k].transpose() * angular(block) / self.input.h,
+        )
+    }
+
     /// Each row group's $G_g$, $hF_g$ and $D_g$ ([`crate::reduced`]): a row's
     /// $\partial h_i/\partial u^+$, its force direction times $h$, and on the diagonal
     /// $hC_i + \delta h w_i$ ($w_i = J_i\tilde M^{-1}J_i^\top$) plus the friction rows'
@@ -929,6 +958,7 @@ impl<'a> WorldSolver<'a> {
                     .enumerate()
                     {
                         if let Some(k) = layout.dynamic(body) {
+                            let jac = &self.row_jacobian(e, row, jac, k);
                             s.set_row(i, slot, jac, &(force * h));
                             let (inv_mass, inv_inertia) = &inverse[k];
                             let a = angular(jac);
@@ -980,13 +1010,13 @@ impl<'a> WorldSolver<'a> {
 
     /// A chord step: the direction from the factors the world last computed, kept in
     /// `lu` (by its last full Newton iteration: in this step, or some steps before for a
-    /// step with the same rows), and the iterate it reaches with its residuals, if that
-    /// is converged (otherwise Newton goes on from where it was, as without the chord
-    /// step); `None` too where `lu` keeps no factors. A body at rest or creeping changes
-    /// so little from one step to the next, and an iterate converging quadratically so
-    /// little from the last ([`chord_expected`]), that this direction is Newton's to
-    /// many digits, for one solve with kept factors instead of assembling and
-    /// factorizing the system ([`SolverSettings::reuse_factors`]).
+    /// step with the same rows), and the iterate it reaches with its residuals; `None`
+    /// where `lu` keeps no factors. A body at rest or creeping changes so little from
+    /// one step to the next, and an iterate converging quadratically so little from the
+    /// last ([`chord_expected`]), that this direction is Newton's to many digits, for
+    /// one solve with kept factors instead of assembling and factorizing the system
+    /// ([`SolverSettings::reuse_factors`]); a moving body's is close enough to contract
+    /// the residual a hundredfold ([`CHORD_CONTRACTION`]).
     fn chord_step(
         &mut self,
         it: &Iterate,
@@ -998,7 +1028,7 @@ impl<'a> WorldSolver<'a> {
         let dx = self.joined(du, &dl);
         let trial = it.advanced(&dx, 1.0);
         let te = self.evaluate(&trial);
-        self.converged(&te).then_some((trial, te))
+        Some((trial, te))
     }
 
     /// The Newton system's right-hand side $-F$: the bodies' and each group's.
@@ -1074,9 +1104,11 @@ impl<'a> WorldSolver<'a> {
         }
     }
 
-    /// Runs Newton from `u⁻` and the warm-start multipliers, after a chord step with the
+    /// Runs Newton from `u⁻` and the warm-start multipliers, after chord steps with the
     /// kept factors if `reuse` (the step continues the previous one with the same rows,
-    /// [`SolverSettings::reuse_factors`]) and that step converges; keeps the best iterate.
+    /// [`SolverSettings::reuse_factors`]): each taken if it converges or lowers the
+    /// merit, another tried while each contracts it by [`CHORD_CONTRACTION`], at most
+    /// [`START_CHORDS`]; keeps the best iterate.
     /// `lu` holds the factorization of this row pattern, built on first need (a step
     /// that converges from its warm start never analyses its pattern).
     pub fn solve(
@@ -1092,6 +1124,7 @@ impl<'a> WorldSolver<'a> {
         let mut e = self.evaluate(&it);
         let mut stats = StepStats {
             iterations: 0,
+            chord_steps: 0,
             converged: false,
             dynamics: 0.0,
             joints: 0.0,
@@ -1106,19 +1139,34 @@ impl<'a> WorldSolver<'a> {
         let mut chord = None;
         let kept = lu.as_mut().filter(|lu| lu.keeps_factors());
         if let Some(lu) = kept.filter(|_| reuse && !self.converged(&e)) {
-            let step = self.chord_step(&it, &e, lu);
-            chord = Some(step.is_some());
-            if let Some((trial, te)) = step {
+            let mut contracting = false;
+            for n in 0..START_CHORDS.min(st.max_iterations) {
+                let Some((trial, te)) = self.chord_step(&it, &e, lu) else {
+                    break;
+                };
+                let converged = self.converged(&te);
+                if !converged && te.merit >= e.merit {
+                    break;
+                }
+                let contracted = te.merit <= CHORD_CONTRACTION * e.merit;
+                if n == 0 {
+                    contracting = converged || contracted;
+                }
                 stats.iterations += 1;
+                stats.chord_steps += 1;
                 (it, e) = (trial, te);
+                if converged || !contracted {
+                    break;
+                }
             }
+            chord = Some(contracting);
         }
         // Full semismooth steps first (with contacts); if they stall or wander without
         // converging, Armijo-damped Newton from the best iterate with the iterations left
         // (docs/step.md, "A way back from a failed landing").
         let full_steps = !self.contacts.is_empty();
-        let (mut it, mut final_eval) =
-            self.newton(it, e, lu, &mut stats, st.max_iterations, full_steps);
+        let left = st.max_iterations.saturating_sub(stats.iterations);
+        let (mut it, mut final_eval) = self.newton(it, e, lu, &mut stats, left, full_steps);
         if full_steps && !self.converged(&final_eval) && stats.iterations < st.max_iterations {
             let left = st.max_iterations - stats.iterations;
             (it, final_eval) = self.newton(it, final_eval, lu, &mut stats, left, false);
@@ -1180,8 +1228,10 @@ impl<'a> WorldSolver<'a> {
             let kept = lu.as_mut().filter(|lu| lu.keeps_factors());
             let chord = kept
                 .filter(|_| st.reuse_factors && before.is_some_and(|m| chord_expected(&e, m, &st)));
-            if let Some((trial, te)) = chord.and_then(|lu| self.chord_step(&it, &e, lu)) {
+            let step = chord.and_then(|lu| self.chord_step(&it, &e, lu));
+            if let Some((trial, te)) = step.filter(|(_, te)| self.converged(te)) {
                 stats.iterations += 1;
+                stats.chord_steps += 1;
                 (it, e) = (trial, te);
                 break;
             }

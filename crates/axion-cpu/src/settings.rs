@@ -67,15 +67,20 @@ pub struct SolverSettings {
     /// [`fallback_creep`](Self::fallback_creep), is solved once more from zero contact
     /// and limit forces before it is split ([`split_depth`](Self::split_depth)).
     pub contact_persistence: bool,
-    /// In a step that continues a quiet one (converged in at most one iteration) with
-    /// the same rows, first try one chord step: the Newton direction from the factors
-    /// the world last computed (kept along the bodies' tree, `axion_cpu::tree`), taken
-    /// only if it converges. A robot at rest or creeping barely changes its Newton
-    /// matrix from one step to the next, so the chord step usually converges at the
-    /// cost of one solve and one residual; it counts as an iteration. Within a step,
-    /// the last iteration is a chord step too where the quadratic contraction of the
-    /// iterations before it says one will converge (the factors of the iteration before
-    /// are kept). `false` assembles and factorizes the system every iteration.
+    /// In a step that continues one with the same rows (contacts and active limits),
+    /// first take chord steps: the Newton direction from the factors the world last
+    /// computed (kept along the bodies' tree, `axion_cpu::tree`). One that converges
+    /// ends the step; one that lowers the residual starts the step's Newton iteration,
+    /// and another follows while each contracts it a hundredfold (three at most); one
+    /// that does not is dropped. A robot at rest or creeping barely changes its Newton
+    /// matrix from one step to the next, so a chord step usually converges at the cost
+    /// of one solve and one residual; a moving one's changes by a few per cent a step,
+    /// so its chord steps leave one full iteration to do instead of two or three. Each
+    /// counts as an iteration ([`axion_model::StepStats::chord_steps`]).
+    /// Within a step, the last iteration is a chord step too where the quadratic
+    /// contraction of the iterations before it says one will converge (the factors of
+    /// the iteration before are kept). `false` assembles and factorizes the system
+    /// every iteration.
     pub reuse_factors: bool,
     /// Solve each Newton system along the bodies' tree (`axion_cpu::tree`) when the
     /// rows joining dynamic bodies form a forest (a robot without self-collision on

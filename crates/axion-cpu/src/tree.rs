@@ -439,9 +439,11 @@ impl PivotedBlock {
 /// outright — a 6 × 6 product is cheaper than the triangular solves, and the rounding of
 /// an ill-conditioned $A_{bb}$ is removed with the rest by iterative refinement
 /// ([`crate::reduced::ReducedLu::solve`]; the tests hold the refined solve backward stable
-/// with hard contacts) — and $S$ is the inverse inertia its joint sees, factorized by LU
-/// with partial pivoting (it is as singular as the joint's rows are redundant). `M` is
-/// the link's row dimension ([`SMALL`] on the stack, or dynamic).
+/// with hard contacts) — and $S$ is the inverse inertia its joint sees, inverted through
+/// its LU with partial pivoting (it is as singular as the joint's rows are redundant; a
+/// singular one sends the block to [`PivotedBlock`]), for the same reason: the chord
+/// steps' solves with kept factors are matrix products. `M` is the link's row
+/// dimension ([`SMALL`] on the stack, or dynamic).
 struct LinkBlock<M: DimMin<M, Output = M>>
 where
     DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
@@ -452,8 +454,8 @@ where
     v: OMatrix<f64, U6, M>,
     /// $G_b$.
     g: OMatrix<f64, M, U6>,
-    /// LU of $S$.
-    s: LU<f64, M, M>,
+    /// $S^{-1}$, from the LU of $S$ with partial pivoting.
+    s_inv: OMatrix<f64, M, M>,
     /// $X_b = K_b^{-1}C_{bp}$: its body rows and its constraint rows.
     x_body: Matrix6<f64>,
     x_rows: OMatrix<f64, M, U6>,
@@ -472,7 +474,7 @@ where
             a_inv: Matrix6::identity(),
             v: OMatrix::zeros_generic(U6, m),
             g: OMatrix::zeros_generic(m, U6),
-            s: OMatrix::identity_generic(m, m).lu(),
+            s_inv: OMatrix::identity_generic(m, m),
             x_body: Matrix6::zeros(),
             x_rows: OMatrix::zeros_generic(m, U6),
             a_pb: Matrix6::zeros(),
@@ -489,13 +491,13 @@ where
         self.b_p = rows.b_p;
         self.a_pb = rows.a_pb;
         self.v = self.a_inv * rows.b_b;
-        self.s = (rows.d - &self.g * &self.v).lu();
+        self.s_inv = (rows.d - &self.g * &self.v)
+            .lu()
+            .try_inverse()
+            .ok_or(SolveFailure::Singular)?;
         // X_b = K_b⁻¹ [A_bp; G_p]: x' = A_bb⁻¹A_bp, Y = S⁻¹(G_p − G_b x'), X = x' − V Y.
         let x_first = self.a_inv * rows.a_bp;
-        self.x_rows = self
-            .s
-            .solve(&(rows.g_p - &self.g * x_first))
-            .ok_or(SolveFailure::Singular)?;
+        self.x_rows = &self.s_inv * (rows.g_p - &self.g * x_first);
         self.x_body = x_first - &self.v * &self.x_rows;
         Ok(self.a_pb * self.x_body + &self.b_p * &self.x_rows)
     }
@@ -506,11 +508,9 @@ where
         let (body, rows) = z.split_at_mut(6);
         let x = self.a_inv * Vector6::from_column_slice(body);
         let m = self.g.shape_generic().0;
-        let mut y = OVector::<f64, M>::from_column_slice_generic(m, U1, rows);
-        y -= &self.g * x;
-        if !self.s.solve_mut(&mut y) {
-            return Err(SolveFailure::Singular);
-        }
+        let mut r = OVector::<f64, M>::from_column_slice_generic(m, U1, rows);
+        r -= &self.g * x;
+        let y = &self.s_inv * r;
         let x = x - &self.v * &y;
         body.copy_from_slice(x.as_slice());
         rows.copy_from_slice(y.as_slice());

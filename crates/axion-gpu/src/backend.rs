@@ -802,6 +802,7 @@ impl GpuBackend {
                 }
                 worlds.push(StepStats {
                     iterations: at(ST_ITERATIONS) as usize,
+                    chord_steps: 0,
                     converged: at(ST_CONVERGED) > 0.5,
                     dynamics: f64::from(at(ST_DYNAMICS)),
                     joints: f64::from(at(ST_JOINTS)),

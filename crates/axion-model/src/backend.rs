@@ -12,6 +12,10 @@ use crate::state::{Control, State};
 pub struct StepStats {
     /// Newton iterations (linear solves) taken.
     pub iterations: usize,
+    /// Of those, the chord steps: solves with factors kept from an earlier iteration
+    /// (no assembly or factorization; the CPU backend's `SolverSettings::reuse_factors`).
+    /// `iterations - chord_steps` systems were factorized. 0 on the GPU.
+    pub chord_steps: usize,
     /// Whether every residual block met its tolerance.
     pub converged: bool,
     /// Dynamics: $\lVert\tilde M^{-1} h_{dyn}\rVert_\infty$ (m/s; angular parts times the

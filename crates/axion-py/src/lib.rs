@@ -601,7 +601,8 @@ impl PySimulator {
         Ok(out.into_pyarray(py))
     }
 
-    /// Statistics of the last step, per world: iterations, converged, the residuals
+    /// Statistics of the last step, per world: iterations (chord_steps of them solved
+    /// with factors kept from an earlier iteration), converged, the residuals
     /// (dynamics, joints, drives, contacts, friction; in m/s, m or rad), contact_count
     /// and substeps (1, or more for a step the CPU solved again as shorter steps), each
     /// an array of length `worlds`.
@@ -615,6 +616,7 @@ impl PySimulator {
             worlds.iter().map(|s| f(s) as u64).collect()
         };
         d.set_item("iterations", count(|s| s.iterations).into_pyarray(py))?;
+        d.set_item("chord_steps", count(|s| s.chord_steps).into_pyarray(py))?;
         d.set_item(
             "converged",
             worlds

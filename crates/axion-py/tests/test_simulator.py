@@ -101,6 +101,8 @@ def test_stats_describe_every_world():
     assert (stats["contacts"] <= 1e-8).all()
     assert stats["iterations"].max() == summary["max_iterations"]
     assert list(stats["substeps"]) == [1, 1]
+    # A first step has no factors kept from a step before: no chord step starts it.
+    assert (stats["chord_steps"] < stats["iterations"]).all()
 
 
 def test_state_round_trips_and_single_worlds_reset():

@@ -53,8 +53,8 @@ fn thread_count_does_not_change_any_world() {
 }
 
 /// Skid-steers driving straight (wheels at 3 rad/s), one per world, pushed sideways at
-/// different speeds: robots whose links are eliminated along their tree and whose quiet
-/// steps converge by chord steps on their own kept factors
+/// different speeds: robots whose links are eliminated along their tree and whose steps
+/// start with chord steps on their own kept factors
 /// (`SolverSettings::reuse_factors`). Returns each world's chassis pose and twist after
 /// 1 s as bits.
 fn skid_steers(pushes: &[f64], threads: usize) -> Vec<Vec<u64>> {

@@ -52,7 +52,11 @@ pub fn point_locks_stiffness(g: &JointGeometry, lambda: &Vector3<f64>) -> Stiffn
 
 /// The three point-lock rows along the world axes.
 pub fn point_locks(g: &JointGeometry) -> [PositionRow; 3] {
-    [Vector3::x(), Vector3::y(), Vector3::z()].map(|e| point_lock(g, &e))
+    [
+        point_lock(g, &Vector3::x()),
+        point_lock(g, &Vector3::y()),
+        point_lock(g, &Vector3::z()),
+    ]
 }
 
 /// Angle lock about axis $k$ of the parent joint frame. With
@@ -102,7 +106,7 @@ pub fn angle_locks_stiffness(g: &JointGeometry, lambda: &Vector3<f64>) -> Stiffn
 
 /// The three angle-lock rows.
 pub fn angle_locks(g: &JointGeometry) -> [PositionRow; 3] {
-    [0, 1, 2].map(|k| angle_lock(g, k))
+    [angle_lock(g, 0), angle_lock(g, 1), angle_lock(g, 2)]
 }
 
 /// Alignment of the child's axis $a_c = R_{wc}\thinspace a$ with the plane normal to the parent's

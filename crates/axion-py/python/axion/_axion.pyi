@@ -27,6 +27,7 @@ class StepSummary(TypedDict):
 
 class StepStats(TypedDict):
     iterations: npt.NDArray[np.uint64]
+    chord_steps: npt.NDArray[np.uint64]
     converged: npt.NDArray[np.bool_]
     dynamics: npt.NDArray[np.float64]
     joints: npt.NDArray[np.float64]
