@@ -6,7 +6,8 @@
 //! state each time; criterion's throughput is steps per second. Each is solved along
 //! the robot's tree (the default), along it without chord steps on kept factors
 //! (`reuse_factors = false`), and by the sparse LU (`tree_solve = false`). Before
-//! timing, prints each run's Newton iterations per step and converged share.
+//! timing, prints each run's Newton iterations per step (and how many of them were
+//! factorized, the rest chord steps) and converged share.
 //!
 //! Group `robot_stand` times quadrupeds of the corpus standing instead, their start
 //! pose held by position drives (`axion run ROBOT --hold`), along the tree.

@@ -167,7 +167,8 @@ impl ChordRecord {
         self.wait == 0
     }
 
-    /// The record after a step that tried one (`Some(converged)`) or did not.
+    /// The record after a step that tried chord steps (`Some(contracting)`: whether the
+    /// first converged or contracted the merit a hundredfold) or did not.
     fn after(self, tried: Option<bool>) -> Self {
         match tried {
             Some(true) => Self::default(),
@@ -708,7 +709,7 @@ impl WorldJob<'_> {
         let reuse =
             settings.reuse_factors && previous.chords.ready() && previous.signature == signature;
         // The world keeps the factorization of its last row pattern (its factors serve
-        // the chord step); one of another pattern goes back to the worker's pool.
+        // the chord steps); one of another pattern goes back to the worker's pool.
         let mut lu = None;
         if let Some(kept) = previous.lu.take() {
             if previous.signature == signature {

@@ -818,9 +818,12 @@ impl<'a> WorldSolver<'a> {
         }
     }
 
+    /// Whether every residual block is within its tolerance (and the iterate finite: the
+    /// norms' `max` would pass over a NaN).
     fn converged(&self, e: &Eval) -> bool {
         let st = self.input.settings;
-        e.dyn_norm <= st.velocity_tolerance
+        e.merit.is_finite()
+            && e.dyn_norm <= st.velocity_tolerance
             && e.drive_norm <= st.velocity_tolerance
             && e.contact_norm <= st.contact_tolerance
             && e.friction_norm <= st.contact_tolerance
@@ -1016,7 +1019,7 @@ impl<'a> WorldSolver<'a> {
     /// last ([`chord_expected`]), that this direction is Newton's to many digits, for
     /// one solve with kept factors instead of assembling and factorizing the system
     /// ([`SolverSettings::reuse_factors`]); a moving body's is close enough to contract
-    /// the residual a hundredfold ([`CHORD_CONTRACTION`]).
+    /// the merit a hundredfold ([`CHORD_CONTRACTION`]).
     fn chord_step(
         &mut self,
         it: &Iterate,
@@ -1145,7 +1148,7 @@ impl<'a> WorldSolver<'a> {
                     break;
                 };
                 let converged = self.converged(&te);
-                if !converged && te.merit >= e.merit {
+                if !converged && (te.merit >= e.merit || !te.merit.is_finite()) {
                     break;
                 }
                 let contracted = te.merit <= CHORD_CONTRACTION * e.merit;

@@ -70,9 +70,9 @@ pub struct SolverSettings {
     /// In a step that continues one with the same rows (contacts and active limits),
     /// first take chord steps: the Newton direction from the factors the world last
     /// computed (kept along the bodies' tree, `axion_cpu::tree`). One that converges
-    /// ends the step; one that lowers the residual starts the step's Newton iteration,
-    /// and another follows while each contracts it a hundredfold (three at most); one
-    /// that does not is dropped. A robot at rest or creeping barely changes its Newton
+    /// ends the step; one that lowers the merit $\tfrac12|F|^2$ starts the step's Newton
+    /// iteration, and another follows while each contracts it a hundredfold (three at
+    /// most); one that does not is dropped. A robot at rest or creeping barely changes its Newton
     /// matrix from one step to the next, so a chord step usually converges at the cost
     /// of one solve and one residual; a moving one's changes by a few per cent a step,
     /// so its chord steps leave one full iteration to do instead of two or three. Each

@@ -1,12 +1,12 @@
 //! The chord steps of `SolverSettings::reuse_factors`: a step continuing one with the
 //! same rows first tries the Newton direction from the factors the world kept (taken
-//! where it lowers the residual, tried again while each contracts it a hundredfold),
+//! where it lowers the merit ½|F|², tried again while each contracts it a hundredfold),
 //! and a step whose iterations contract quadratically ends with a chord step on the
 //! factors of its last iteration (taken only if it converges). They change how a
 //! converged step is reached, not what it converges to: two cubes resting on each other
 //! on the ground and a swinging chain follow the same motion (to the solver's
-//! tolerances) with and without them, and the chain factorizes its Newton system about
-//! once a step instead of twice.
+//! tolerances) with and without them, and the chain factorizes its Newton system once
+//! a step instead of three times.
 
 use axion::scenes::{ChainOptions, chain};
 use axion::{BackendChoice, BodyId, Model, Simulator, SolverSettings, scenes};
