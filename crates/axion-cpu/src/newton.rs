@@ -313,16 +313,31 @@ struct Eval {
     contact_norm: f64,
     friction_norm: f64,
     poses: Vec<Pose>,
-    force_poses: Vec<Pose>,
-    /// Per dynamic body, $\partial\phi/\partial\omega$ for the end pose and the force pose.
-    rot_map: Vec<Matrix3<f64>>,
-    force_rot_map: Vec<Matrix3<f64>>,
+    /// The poses the forces act at, where they are not `poses` (the energy–momentum
+    /// scheme's midpoint).
+    force_poses: Option<Vec<Pose>>,
+    /// Per dynamic body, the angular velocity $\bar\omega$ the poses were integrated
+    /// with ([`PoseMaps`] are computed from it only when a Newton system is assembled).
+    omega: Vec<Vector3<f64>>,
     rows: Vec<RowEval>,
     dynamics: Vec<Vector6<f64>>,
     merit: f64,
     dyn_norm: f64,
     joint_norm: f64,
     drive_norm: f64,
+}
+
+/// Body `b`'s pose in `poses`, `world` for `None` (by reference: a copy made just before
+/// a joint reads it stalls the reads).
+fn pose_or<'a>(poses: &'a [Pose], b: Option<usize>, world: &'a Pose) -> &'a Pose {
+    b.map_or(world, |b| &poses[b])
+}
+
+/// Per dynamic body, $\partial\phi/\partial\omega^+$ of the end pose's rotation, and of the
+/// force pose's where that differs ([`WorldSolver::pose_maps`]).
+struct PoseMaps {
+    rotation: Vec<Matrix3<f64>>,
+    force: Option<Vec<Matrix3<f64>>>,
 }
 
 /// Velocities and multipliers.
@@ -523,27 +538,17 @@ impl<'a> WorldSolver<'a> {
         let (model, layout, h) = (inp.model, inp.layout, inp.h);
         let (s, s_force, s_bar) = scheme(inp.integrator);
         let mut poses = inp.q0.to_vec();
-        let mut force_poses = inp.q0.to_vec();
-        let mut rot_map = Vec::with_capacity(layout.dyn_bodies.len());
-        let mut force_rot_map = Vec::with_capacity(layout.dyn_bodies.len());
+        let mut force_poses = (s_force != s).then(|| inp.q0.to_vec());
+        let mut omega = Vec::with_capacity(layout.dyn_bodies.len());
         for (k, &b) in layout.dyn_bodies.iter().enumerate() {
             let u_bar = inp.u0[b] * (1.0 - s_bar) + it.u[k] * s_bar;
             poses[b] = integrate(&inp.q0[b], &u_bar, h * s);
-            force_poses[b] = if s_force == s {
-                poses[b]
-            } else {
-                integrate(&inp.q0[b], &u_bar, h * s_force)
-            };
-            let w = angular(&u_bar);
-            let map = left_jacobian(&(w * (h * s))) * (h * s * s_bar);
-            force_rot_map.push(if s_force == s {
-                map
-            } else {
-                left_jacobian(&(w * (h * s_force))) * (h * s_force * s_bar)
-            });
-            rot_map.push(map);
+            if let Some(f) = &mut force_poses {
+                f[b] = integrate(&inp.q0[b], &u_bar, h * s_force);
+            }
+            omega.push(angular(&u_bar));
         }
-        let pose_of = |poses: &[Pose], b: Option<usize>| b.map_or(Pose::identity(), |b| poses[b]);
+        let world = Pose::identity();
 
         let mut rows = Vec::with_capacity(self.row_bodies.len());
         for mj in model.joints() {
@@ -574,20 +579,21 @@ impl<'a> WorldSolver<'a> {
             }
             self.position_rows.clear();
             mj.joint.position_rows(
-                &pose_of(&poses, parent),
+                pose_or(&poses, parent, &world),
                 &poses[child],
                 &mut self.position_rows,
             );
-            let forces = if s_force == s {
-                &self.position_rows
-            } else {
-                self.force_rows.clear();
-                mj.joint.position_rows(
-                    &pose_of(&force_poses, parent),
-                    &force_poses[child],
-                    &mut self.force_rows,
-                );
-                &self.force_rows
+            let forces = match &force_poses {
+                None => &self.position_rows,
+                Some(fp) => {
+                    self.force_rows.clear();
+                    mj.joint.position_rows(
+                        pose_or(fp, parent, &world),
+                        &fp[child],
+                        &mut self.force_rows,
+                    );
+                    &self.force_rows
+                }
             };
             for (i, (p, f)) in self.position_rows.iter().zip(forces).enumerate() {
                 let lambda = it.lambda[mj.first_row + i];
@@ -610,11 +616,9 @@ impl<'a> WorldSolver<'a> {
             let mj = &model.joints()[md.joint.0];
             let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
             let coord = mj.coordinate_at(md.coordinate, &md.axis, &poses);
-            let force = if s_force == s {
-                coord.jacobian
-            } else {
-                mj.coordinate_at(md.coordinate, &md.axis, &force_poses)
-                    .jacobian
+            let force = match &force_poses {
+                None => coord.jacobian,
+                Some(fp) => mj.coordinate_at(md.coordinate, &md.axis, fp).jacobian,
             };
             let u_parent = parent.map_or(Twist::zeros(), |p| self.body_velocity(it, p));
             let u_child = self.body_velocity(it, child);
@@ -807,8 +811,7 @@ impl<'a> WorldSolver<'a> {
             friction_norm,
             poses,
             force_poses,
-            rot_map,
-            force_rot_map,
+            omega,
             rows,
             dynamics,
             merit: 0.5 * merit,
@@ -830,9 +833,26 @@ impl<'a> WorldSolver<'a> {
             && e.joint_norm <= st.position_tolerance
     }
 
+    /// Per dynamic body, how the end pose's rotation and the force pose's move with the
+    /// body's $\omega^+$: $\partial\phi/\partial\omega^+ = J_l(h s\bar\omega)\,h s\bar s$
+    /// ([`left_jacobian`]), and the same with $s_F$ where the forces act elsewhere.
+    fn pose_maps(&self, e: &Eval) -> PoseMaps {
+        let h = self.input.h;
+        let (s, s_force, s_bar) = scheme(self.input.integrator);
+        let map = |s: f64| -> Vec<Matrix3<f64>> {
+            (e.omega.iter())
+                .map(|w| left_jacobian(&(w * (h * s))) * (h * s * s_bar))
+                .collect()
+        };
+        PoseMaps {
+            rotation: map(s),
+            force: e.force_poses.as_ref().map(|_| map(s_force)),
+        }
+    }
+
     /// The body block of the Newton matrix: $\tilde M(\theta^+) + D\thinspace\partial\phi/\partial u$
     /// per body and the geometric stiffness $-h K_{ij}\thinspace\partial\delta q_j/\partial u_j$.
-    fn body_matrix(&self, it: &Iterate, e: &Eval) -> BodyMatrix {
+    fn body_matrix(&self, it: &Iterate, e: &Eval, maps: &PoseMaps) -> BodyMatrix {
         let inp = &self.input;
         let (model, layout, h, st) = (inp.model, inp.layout, inp.h, inp.settings);
         let (_, s_force, s_bar) = scheme(inp.integrator);
@@ -846,25 +866,26 @@ impl<'a> WorldSolver<'a> {
             let mut m = Matrix6::zeros();
             m.fixed_view_mut::<3, 3>(0, 0).fill_diagonal(mass.mass());
             m.fixed_view_mut::<3, 3>(3, 3)
-                .copy_from(&(iw + d * e.rot_map[k]));
+                .copy_from(&(iw + d * maps.rotation[k]));
             diag.push(m);
         }
         let mut cross: Vec<(usize, usize, Matrix6<f64>)> = Vec::new();
         if st.geometric_stiffness {
-            let pose_of = |b: Option<usize>| b.map_or(Pose::identity(), |b| e.force_poses[b]);
+            let force_poses = e.force_poses.as_ref().unwrap_or(&e.poses);
+            let force_maps = maps.force.as_ref().unwrap_or(&maps.rotation);
+            let pose_of = |b: Option<usize>| b.map_or(Pose::identity(), |b| force_poses[b]);
             let chain = |k: usize| {
                 let mut p = Matrix6::zeros();
                 p.fixed_view_mut::<3, 3>(0, 0)
                     .fill_diagonal(h * s_force * s_bar);
-                p.fixed_view_mut::<3, 3>(3, 3)
-                    .copy_from(&e.force_rot_map[k]);
+                p.fixed_view_mut::<3, 3>(3, 3).copy_from(&force_maps[k]);
                 p
             };
             for mj in model.joints() {
                 let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
                 let n = mj.joint.row_count();
                 let lambda = &it.lambda[mj.first_row..mj.first_row + n];
-                let (pp, pc) = (pose_of(parent), e.force_poses[child]);
+                let (pp, pc) = (pose_of(parent), force_poses[child]);
                 // A velocity-level joint's forces act along J(q⁻): no stiffness.
                 let mut k = if n > 0 && mj.joint.baumgarte.is_none() {
                     mj.joint.stiffness(&pp, &pc, lambda)
@@ -910,7 +931,7 @@ impl<'a> WorldSolver<'a> {
     /// J_{ang}/h$ (the map's $h$ and the row's $1/h$ cancel in the linear part).
     fn row_jacobian(
         &self,
-        e: &Eval,
+        maps: &PoseMaps,
         row: &RowEval,
         block: &Vector6<f64>,
         k: usize,
@@ -921,7 +942,7 @@ impl<'a> WorldSolver<'a> {
         let (s, _, s_bar) = scheme(self.input.integrator);
         twist(
             linear(block) * (s * s_bar),
-            e.rot_map[k].transpose() * angular(block) / self.input.h,
+            maps.rotation[k].transpose() * angular(block) / self.input.h,
         )
     }
 
@@ -929,7 +950,7 @@ impl<'a> WorldSolver<'a> {
     /// $\partial h_i/\partial u^+$, its force direction times $h$, and on the diagonal
     /// $hC_i + \delta h w_i$ ($w_i = J_i\tilde M^{-1}J_i^\top$) plus the friction rows'
     /// couplings.
-    fn group_systems(&self, e: &Eval) -> Vec<GroupSystem> {
+    fn group_systems(&self, e: &Eval, maps: &PoseMaps) -> Vec<GroupSystem> {
         let inp = &self.input;
         let (model, layout, h) = (inp.model, inp.layout, inp.h);
         // Per dynamic body, 1/m and R I⁻¹ Rᵀ at q⁺, for every row's w_i.
@@ -961,7 +982,7 @@ impl<'a> WorldSolver<'a> {
                     .enumerate()
                     {
                         if let Some(k) = layout.dynamic(body) {
-                            let jac = &self.row_jacobian(e, row, jac, k);
+                            let jac = &self.row_jacobian(maps, row, jac, k);
                             s.set_row(i, slot, jac, &(force * h));
                             let (inv_mass, inv_inertia) = &inverse[k];
                             let a = angular(jac);
@@ -989,7 +1010,8 @@ impl<'a> WorldSolver<'a> {
         e: &Eval,
         slot: &mut Option<ReducedLu>,
     ) -> Option<Vec<f64>> {
-        let a = self.body_matrix(it, e);
+        let maps = self.pose_maps(e);
+        let a = self.body_matrix(it, e, &maps);
         let nd = self.input.layout.dyn_bodies.len();
         let lu = slot.get_or_insert_with(|| {
             let cross: Vec<(usize, usize)> = a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
@@ -1005,7 +1027,7 @@ impl<'a> WorldSolver<'a> {
                 self.input.settings.tree_solve,
             )
         });
-        let systems = self.group_systems(e);
+        let systems = self.group_systems(e, &maps);
         let (b_u, b_g) = self.right_hand_side(e);
         let (du, dl) = lu.solve(&a, &self.groups, &systems, &b_u, &b_g).ok()?;
         Some(self.joined(du, &dl))

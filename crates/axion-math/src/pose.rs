@@ -70,9 +70,14 @@ pub fn pose_from_coords(q: &[f64; 7]) -> Result<Pose, MathError> {
     ))
 }
 
-/// A validated unit direction (a joint axis, a friction axis).
+/// A validated unit direction (a joint axis, a friction axis), with the two unit vectors
+/// completing it to a right-handed frame ([`orthobasis`](crate::orthobasis), computed
+/// once here: a joint's rows use them at every evaluation).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct UnitAxis(Unit<Vector3<f64>>);
+pub struct UnitAxis {
+    axis: Unit<Vector3<f64>>,
+    basis: (Vector3<f64>, Vector3<f64>),
+}
 
 impl UnitAxis {
     /// Accepts `v` if it is finite and of unit length within [`UNIT_TOLERANCE`];
@@ -98,29 +103,41 @@ impl UnitAxis {
         if norm <= f64::EPSILON {
             return Err(MathError::ZeroLength { what: "axis", norm });
         }
-        Ok(Self(Unit::new_unchecked(v / norm)))
+        Ok(Self::from_unit(Unit::new_unchecked(v / norm)))
+    }
+
+    fn from_unit(axis: Unit<Vector3<f64>>) -> Self {
+        Self {
+            axis,
+            basis: crate::orthobasis(&axis),
+        }
     }
 
     /// The unit x, y or z axis.
     pub fn x() -> Self {
-        Self(Vector3::x_axis())
+        Self::from_unit(Vector3::x_axis())
     }
     /// The unit y axis.
     pub fn y() -> Self {
-        Self(Vector3::y_axis())
+        Self::from_unit(Vector3::y_axis())
     }
     /// The unit z axis.
     pub fn z() -> Self {
-        Self(Vector3::z_axis())
+        Self::from_unit(Vector3::z_axis())
     }
 
     /// The direction as a vector.
     pub fn vector(&self) -> Vector3<f64> {
-        self.0.into_inner()
+        self.axis.into_inner()
     }
 
     /// The direction as nalgebra's unit vector.
     pub fn unit(&self) -> Unit<Vector3<f64>> {
-        self.0
+        self.axis
+    }
+
+    /// $(b_1, b_2)$ = [`orthobasis`](crate::orthobasis) of the direction.
+    pub fn basis(&self) -> (Vector3<f64>, Vector3<f64>) {
+        self.basis
     }
 }

@@ -1,6 +1,6 @@
 //! The elementary rows joints are made of.
 
-use axion_math::orthobasis;
+use axion_math::UnitAxis;
 use nalgebra::{Matrix3, Vector3};
 
 use super::JointGeometry;
@@ -113,11 +113,17 @@ pub fn angle_locks(g: &JointGeometry) -> [PositionRow; 3] {
 /// $b_p = R_{wp}\thinspace b$ ($b \perp a$ in the joint frame):
 /// $$c = a_c \cdot b_p,\qquad n = a_c \times b_p,\qquad J_c = (0,\ n),\quad J_p = (0,\ -n).$$
 pub fn axis_alignment(g: &JointGeometry, axis: &Vector3<f64>, b: &Vector3<f64>) -> PositionRow {
-    let a_c = g.frame_child.rotation * axis;
-    let b_p = g.frame_parent.rotation * b;
-    let n = a_c.cross(&b_p);
+    alignment_row(
+        &(g.frame_child.rotation * axis),
+        &(g.frame_parent.rotation * b),
+    )
+}
+
+/// The [`axis_alignment`] row of the world vectors $a_c$ and $b_p$.
+fn alignment_row(a_c: &Vector3<f64>, b_p: &Vector3<f64>) -> PositionRow {
+    let n = a_c.cross(b_p);
     PositionRow {
-        error: a_c.dot(&b_p),
+        error: a_c.dot(b_p),
         jacobian: RowJacobian::new(Vector3::zeros(), -n, Vector3::zeros(), n),
     }
 }
@@ -146,10 +152,14 @@ pub fn axis_alignment_stiffness(
 }
 
 /// The two alignment rows keeping $a_c$ parallel to $a_p$, with $(b_1, b_2)$ =
-/// [`orthobasis`]$(a)$.
-pub fn axis_alignments(g: &JointGeometry, axis: &Vector3<f64>) -> [PositionRow; 2] {
-    let (b1, b2) = orthobasis(axis);
-    [axis_alignment(g, axis, &b1), axis_alignment(g, axis, &b2)]
+/// [`orthobasis`](axion_math::orthobasis)$(a)$ ([`UnitAxis::basis`]).
+pub fn axis_alignments(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 2] {
+    let (b1, b2) = axis.basis();
+    let a_c = g.frame_child.rotation * axis.vector();
+    [
+        alignment_row(&a_c, &(g.frame_parent.rotation * b1)),
+        alignment_row(&a_c, &(g.frame_parent.rotation * b2)),
+    ]
 }
 
 /// Slide lock: no separation along the parent-fixed direction $n = R_{wp}\thinspace b$:

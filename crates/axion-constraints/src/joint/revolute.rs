@@ -9,7 +9,6 @@
 use axion_math::UnitAxis;
 
 use super::JointGeometry;
-use axion_math::orthobasis;
 use nalgebra::Vector3;
 
 use super::lock::{axis_alignment_stiffness, axis_alignments, point_locks, point_locks_stiffness};
@@ -19,7 +18,7 @@ use crate::stiffness::Stiffness;
 /// The five position rows of a revolute joint about `axis` (joint frame).
 pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
     let [p0, p1, p2] = point_locks(g);
-    let [a0, a1] = axis_alignments(g, &axis.vector());
+    let [a0, a1] = axis_alignments(g, axis);
     [p0, p1, p2, a0, a1]
 }
 
@@ -29,7 +28,7 @@ pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
 /// and the two alignments one along $\lambda_3b_1 + \lambda_4b_2$.
 pub fn stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: &[f64; 5]) -> Stiffness {
     let a = axis.vector();
-    let (b1, b2) = orthobasis(&a);
+    let (b1, b2) = axis.basis();
     let mut k = point_locks_stiffness(g, &Vector3::new(lambda[0], lambda[1], lambda[2]));
     k += axis_alignment_stiffness(g, &a, &(b1 * lambda[3] + b2 * lambda[4]), 1.0);
     k
