@@ -120,6 +120,9 @@ proptest! {
         prop_assert!((b1.norm() - 1.0).abs() < 1e-14 && (b2.norm() - 1.0).abs() < 1e-14);
         prop_assert!(b1.dot(&n).abs() < 1e-14 && b2.dot(&n).abs() < 1e-14 && b1.dot(&b2).abs() < 1e-14);
         prop_assert!((b1.cross(&b2) - n).norm() < 1e-14);
+        // A validated axis keeps the same basis for its normalized direction.
+        let axis = UnitAxis::normalize(v).expect("non-zero");
+        prop_assert_eq!(axis.basis(), orthobasis(&axis.vector()));
     }
 
     /// wrap_angle returns the representative in [−π, π).
