@@ -314,7 +314,7 @@ struct Eval {
     friction_norm: f64,
     poses: Vec<Pose>,
     /// The poses the forces act at, where they are not `poses` (the energy–momentum
-    /// scheme's midpoint).
+    /// scheme's midpoint; `None` under backward Euler).
     force_poses: Option<Vec<Pose>>,
     /// Per dynamic body, the angular velocity $\bar\omega$ the poses were integrated
     /// with ([`PoseMaps`] are computed from it only when a Newton system is assembled).
@@ -327,8 +327,7 @@ struct Eval {
     drive_norm: f64,
 }
 
-/// Body `b`'s pose in `poses`, `world` for `None` (by reference: a copy made just before
-/// a joint reads it stalls the reads).
+/// Body `b`'s pose in `poses`, `world` for `None`, by reference (no copy).
 fn pose_or<'a>(poses: &'a [Pose], b: Option<usize>, world: &'a Pose) -> &'a Pose {
     b.map_or(world, |b| &poses[b])
 }
@@ -835,7 +834,8 @@ impl<'a> WorldSolver<'a> {
 
     /// Per dynamic body, how the end pose's rotation and the force pose's move with the
     /// body's $\omega^+$: $\partial\phi/\partial\omega^+ = J_l(h s\bar\omega)\,h s\bar s$
-    /// ([`left_jacobian`]), and the same with $s_F$ where the forces act elsewhere.
+    /// ([`left_jacobian`]), and the same with $s_F$ where the forces act elsewhere (for
+    /// the geometric stiffness).
     fn pose_maps(&self, e: &Eval) -> PoseMaps {
         let h = self.input.h;
         let (s, s_force, s_bar) = scheme(self.input.integrator);
@@ -846,7 +846,10 @@ impl<'a> WorldSolver<'a> {
         };
         PoseMaps {
             rotation: map(s),
-            force: e.force_poses.as_ref().map(|_| map(s_force)),
+            // Read only by the geometric stiffness.
+            force: (e.force_poses.as_ref())
+                .filter(|_| self.input.settings.geometric_stiffness)
+                .map(|_| map(s_force)),
         }
     }
 
