@@ -876,7 +876,7 @@ impl<'a> WorldSolver<'a> {
         if st.geometric_stiffness {
             let force_poses = e.force_poses.as_ref().unwrap_or(&e.poses);
             let force_maps = maps.force.as_ref().unwrap_or(&maps.rotation);
-            let pose_of = |b: Option<usize>| b.map_or(Pose::identity(), |b| force_poses[b]);
+            let world = Pose::identity();
             let chain = |k: usize| {
                 let mut p = Matrix6::zeros();
                 p.fixed_view_mut::<3, 3>(0, 0)
@@ -888,24 +888,17 @@ impl<'a> WorldSolver<'a> {
                 let (parent, child) = (mj.parent.map(|p| p.0), mj.child.0);
                 let n = mj.joint.row_count();
                 let lambda = &it.lambda[mj.first_row..mj.first_row + n];
-                let (pp, pc) = (pose_of(parent), force_poses[child]);
+                let (pp, pc) = (pose_or(force_poses, parent, &world), &force_poses[child]);
                 // A velocity-level joint's forces act along J(q⁻): no stiffness.
                 let mut k = if n > 0 && mj.joint.baumgarte.is_none() {
-                    mj.joint.stiffness(&pp, &pc, lambda)
+                    mj.joint.stiffness(pp, pc, lambda)
                 } else {
                     axion_constraints::Stiffness::zeros()
                 };
                 for d in [mj.drive, mj.damper, mj.armature].into_iter().flatten() {
                     let md = &model.drives()[d.0];
                     let l = it.lambda[layout.joint_rows + d.0];
-                    k += coordinate_stiffness(
-                        md.coordinate,
-                        &mj.joint.frames,
-                        &md.axis,
-                        &pp,
-                        &pc,
-                        l,
-                    );
+                    k += coordinate_stiffness(md.coordinate, &mj.joint.frames, &md.axis, pp, pc, l);
                 }
                 let bodies = [layout.dynamic(parent), layout.dynamic(Some(child))];
                 for i in 0..2 {
