@@ -107,6 +107,7 @@ impl ContactPoint {
     }
 
     /// Lever arms $(\rho_a, \rho_b) = (R_a p_a, R_b p_b)$ in the world frame.
+    #[inline]
     pub fn lever_arms(&self, pose_a: &Pose, pose_b: &Pose) -> (Vector3<f64>, Vector3<f64>) {
         (
             pose_a.rotation * self.local_a,
@@ -115,6 +116,7 @@ impl ContactPoint {
     }
 
     /// Surface points $(P_a, P_b)$.
+    #[inline]
     pub fn surface_points(&self, pose_a: &Pose, pose_b: &Pose) -> (Vector3<f64>, Vector3<f64>) {
         let (ra, rb) = self.lever_arms(pose_a, pose_b);
         (
@@ -124,6 +126,7 @@ impl ContactPoint {
     }
 
     /// Gap $g(q) = n\cdot(P_a - P_b)$ (m; negative means penetration).
+    #[inline]
     pub fn gap(&self, pose_a: &Pose, pose_b: &Pose) -> f64 {
         let (pa, pb) = self.surface_points(pose_a, pose_b);
         self.normal.dot(&(pa - pb))
@@ -132,12 +135,14 @@ impl ContactPoint {
     /// Jacobian of the relative velocity of the contact points along a world direction
     /// $d$: $\big((d,\ \rho_a\times d),\ (-d,\ -\rho_b\times d)\big)$. With $d = n$ this is
     /// $J_n$; with a tangent it is a friction row.
+    #[inline]
     pub fn jacobian_along(&self, pose_a: &Pose, pose_b: &Pose, d: &Vector3<f64>) -> RowJacobian {
         let (ra, rb) = self.lever_arms(pose_a, pose_b);
         RowJacobian::new(*d, ra.cross(d), -d, -rb.cross(d))
     }
 
     /// $J_n$, see [`jacobian_along`](Self::jacobian_along).
+    #[inline]
     pub fn normal_jacobian(&self, pose_a: &Pose, pose_b: &Pose) -> RowJacobian {
         self.jacobian_along(pose_a, pose_b, &self.normal)
     }
@@ -161,6 +166,7 @@ pub struct NormalRow {
 ///   h_n = \frac{\phi}{h},\qquad \frac{\partial h_n}{\partial u} = \frac{\partial\phi}{\partial g}\thinspace J_n,\qquad
 ///   C_n = \frac{1}{h^2}\frac{\partial\phi}{\partial\lambda_n}.$$
 /// `gap` is $g(q^+)$, `jacobian` is $J_n$ at the pose the solver linearises at.
+#[inline]
 pub fn normal_row(
     gap: f64,
     jacobian: &RowJacobian,
@@ -228,6 +234,7 @@ impl VelocityContact {
 /// At the root $J_n u^+ \ge -b$: an approaching contact ($v_n^- < 0$, $g^- = 0$) leaves
 /// with at least $-e\thinspace v_n^-$.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn normal_row_velocity(
     jacobian: &RowJacobian,
     u_a: &Twist,

@@ -61,6 +61,7 @@ pub struct JointCoordinate {
 ///   J_c = \Big(0,\ R_{wp}\thinspace \frac{w^2 a + w\thinspace (\mathbf v\times a) + s\thinspace \mathbf v}{w^2 + s^2}\Big),\quad J_p = -J_c.$$
 /// When the joint's other rows hold ($\mathbf v \parallel a$) the angular block is
 /// $R_{wp}\thinspace a$, the hinge axis in the world.
+#[inline]
 pub fn revolute_coordinate(g: &JointGeometry, axis: &UnitAxis) -> JointCoordinate {
     let a = axis.vector();
     let rel = g.relative_rotation();
@@ -83,6 +84,7 @@ pub fn revolute_coordinate(g: &JointGeometry, axis: &UnitAxis) -> JointCoordinat
 /// $a_w = R_{wp}\thinspace a$, $\delta = p_c - p_p$:
 /// $$q = \delta\cdot a_w,\qquad J_c = (a_w,\ r_c\times a_w),\quad
 ///   J_p = \big(-a_w,\ -(p_c - x_P)\times a_w\big).$$
+#[inline]
 pub fn prismatic_coordinate(g: &JointGeometry, axis: &UnitAxis) -> JointCoordinate {
     let a = g.frame_parent.rotation * axis.vector();
     let d = g.separation();
@@ -102,6 +104,7 @@ pub enum CoordinateKind {
 }
 
 impl CoordinateKind {
+    #[inline]
     fn difference(self, a: f64, b: f64) -> f64 {
         match self {
             CoordinateKind::Angle => wrap_angle(a - b),
@@ -204,6 +207,7 @@ impl Drive {
     }
 
     /// The mode and its targets.
+    #[inline]
     pub fn mode(&self) -> DriveMode {
         self.mode
     }
@@ -267,6 +271,7 @@ impl Drive {
     /// The compliance $\alpha$: $1/(h^2 k_e + h k_d)$ in position mode, $1/(h k_e)$ in
     /// velocity mode, $1/h$ in force mode (its row is $\lambda - \tau = 0$), $1/a$ for an
     /// armature.
+    #[inline]
     pub fn compliance(&self, h: f64) -> f64 {
         match self.mode {
             DriveMode::Position { .. } => 1.0 / (h * h * self.ke + h * self.kd),
@@ -284,6 +289,7 @@ impl Drive {
 
     /// Whether the row depends on the motion: not in force mode, nor where the law
     /// saturates.
+    #[inline]
     pub fn moves_with_motion(
         &self,
         kind: CoordinateKind,
@@ -297,6 +303,7 @@ impl Drive {
     }
 
     /// [`Drive::moves_with_motion`] where the law evaluates to `law`.
+    #[inline]
     fn moves_under(&self, law: f64) -> bool {
         !matches!(self.mode, DriveMode::Force) && law.abs() <= self.max_force
     }
@@ -304,6 +311,7 @@ impl Drive {
     /// The drive's generalized force at the current iterate if the row were satisfied:
     /// the feed-forward force plus the PD law evaluated on `coordinate` (position mode)
     /// or $J u$ (velocity mode).
+    #[inline]
     pub fn law(
         &self,
         kind: CoordinateKind,
@@ -345,6 +353,7 @@ impl Drive {
     /// where the law saturates the row's Jacobian is zero and it holds $\lambda = \pm F$
     /// (in force mode always zero, see [`Drive::moves_with_motion`]).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn row(
         &self,
         kind: CoordinateKind,
@@ -371,6 +380,7 @@ impl Drive {
 }
 
 /// The coordinate of a revolute or prismatic joint from the two body poses.
+#[inline]
 pub fn coordinate(
     kind: CoordinateKind,
     frames: &crate::joint::JointFrames,
@@ -389,6 +399,7 @@ pub fn coordinate(
 /// slider's is that of a [slide lock](crate::joint::lock::slide_lock) along the axis
 /// (the same force Jacobian), the hinge's [`revolute_coordinate_stiffness`]. Zero, and
 /// not evaluated, when `lambda` is zero (a motor at zero force, a damper at rest).
+#[inline]
 pub fn coordinate_stiffness(
     kind: CoordinateKind,
     frames: &crate::joint::JointFrames,
@@ -425,6 +436,7 @@ pub fn coordinate_stiffness(
 /// $K_{0c} = -\lambda P$, $K_{0p} = \lambda(a_w^\times + P)$.
 /// Where $d$ vanishes (the child turned a half turn about an axis normal to $a$),
 /// [`revolute_coordinate`] holds $\ell = a$ and so does this ($P = 0$).
+#[inline]
 pub fn revolute_coordinate_stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: f64) -> Stiffness {
     let a = axis.vector();
     let rel = g.relative_rotation();

@@ -29,6 +29,7 @@ pub struct RowJacobian {
 
 impl RowJacobian {
     /// Builds a row from the linear and angular parts of both blocks.
+    #[inline]
     pub fn new(
         lin_a: Vector3<f64>,
         ang_a: Vector3<f64>,
@@ -42,6 +43,7 @@ impl RowJacobian {
     }
 
     /// The zero row.
+    #[inline]
     pub fn zeros() -> Self {
         Self {
             body_a: Vector6::zeros(),
@@ -50,12 +52,14 @@ impl RowJacobian {
     }
 
     /// $J u = J_a u_a + J_b u_b$.
+    #[inline]
     pub fn dot(&self, u_a: &Twist, u_b: &Twist) -> f64 {
         self.body_a.dot(u_a) + self.body_b.dot(u_b)
     }
 
     /// Effective inverse mass $J \tilde M^{-1} J^\top$ with world inertias at the given
     /// orientations.
+    #[inline]
     pub fn effective_inverse_mass(
         &self,
         mass_a: &MassProperties,
@@ -71,6 +75,7 @@ impl RowJacobian {
     }
 
     /// Euclidean norm of both blocks together.
+    #[inline]
     pub fn norm(&self) -> f64 {
         (self.body_a.norm_squared() + self.body_b.norm_squared()).sqrt()
     }
@@ -78,6 +83,7 @@ impl RowJacobian {
 
 impl Add for RowJacobian {
     type Output = Self;
+    #[inline]
     fn add(self, rhs: Self) -> Self {
         Self {
             body_a: self.body_a + rhs.body_a,
@@ -88,6 +94,7 @@ impl Add for RowJacobian {
 
 impl Mul<f64> for RowJacobian {
     type Output = Self;
+    #[inline]
     fn mul(self, s: f64) -> Self {
         Self {
             body_a: self.body_a * s,
@@ -98,6 +105,7 @@ impl Mul<f64> for RowJacobian {
 
 impl Neg for RowJacobian {
     type Output = Self;
+    #[inline]
     fn neg(self) -> Self {
         self * -1.0
     }
@@ -131,6 +139,7 @@ pub struct Row {
 ///   J_i = \frac{\partial c}{\partial q} G, \qquad C_i = \frac{\varepsilon}{h^2}.$$
 /// At the root $\lambda_i = -c/\varepsilon$: a spring of stiffness $1/\varepsilon$
 /// (N/m); $\varepsilon = 0$ is a rigid joint.
+#[inline]
 pub fn compliant_row(position: &PositionRow, lambda: f64, compliance: f64, h: f64) -> Row {
     Row {
         residual: (position.error + compliance * lambda) / h,
@@ -151,6 +160,7 @@ pub fn compliant_row(position: &PositionRow, lambda: f64, compliance: f64, h: f6
 /// $h^2\omega^2L/2$ per step, and the next step takes back the fraction $\Upsilon$ of
 /// the accumulated error ($\Upsilon = 0$: the error only grows). `u_a`, `u_b` are the
 /// two bodies' velocities $u^+$.
+#[inline]
 pub fn velocity_row(
     start: &PositionRow,
     u_a: &Twist,

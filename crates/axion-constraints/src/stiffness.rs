@@ -36,6 +36,7 @@ impl Default for Stiffness {
 }
 
 impl AddAssign for Stiffness {
+    #[inline]
     fn add_assign(&mut self, rhs: Self) {
         for i in 0..2 {
             for j in 0..2 {
@@ -47,6 +48,7 @@ impl AddAssign for Stiffness {
 
 impl Stiffness {
     /// No stiffness.
+    #[inline]
     pub fn zeros() -> Self {
         Self {
             blocks: [[Matrix6::zeros(); 2]; 2],
@@ -55,6 +57,7 @@ impl Stiffness {
 
     /// Adds the 3×3 `m` to block $(i, j)$ at (force/torque `row`, position/rotation `col`),
     /// each 0 (linear) or 1 (angular).
+    #[inline]
     pub fn add(&mut self, i: usize, j: usize, row: usize, col: usize, m: &Matrix3<f64>) {
         let mut view = self.blocks[i][j].fixed_view_mut::<3, 3>(3 * row, 3 * col);
         view += m;
@@ -95,6 +98,7 @@ impl Stiffness {
 }
 
 /// $\partial(r\times f)/\partial\phi = r f^\top - (f\cdot r)I$ for $r$ rotating with the body.
+#[inline]
 pub fn lever_derivative(r: &Vector3<f64>, f: &Vector3<f64>) -> Matrix3<f64> {
     r * f.transpose() - Matrix3::identity() * f.dot(r)
 }

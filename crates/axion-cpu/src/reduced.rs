@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 
 use faer::sparse::Pair;
-use nalgebra::{Matrix6, SMatrix, Vector6, linalg::LU};
+use nalgebra::{Const, DimMin, Matrix6, SMatrix, Vector6};
 
 use crate::sparse::{SolveFailure, SparseLu};
 use crate::tree::Tree;
@@ -147,10 +147,14 @@ impl BodyMatrix {
 /// A 6 × 6 block per pair of a group's body slots (row slot, column slot).
 type SlotBlocks = [[Matrix6<f64>; 2]; 2];
 
-/// A group's row block eliminated onto its bodies: the LU of $D_g$ and
-/// $X_g = D_g^{-1}G_g$ (zero in the columns of a slot without a dynamic body).
+/// A group's row block eliminated onto its bodies: $D_g^{-1}$ and $X_g = D_g^{-1}G_g$
+/// (zero in the columns of a slot without a dynamic body), both on the group's rows
+/// alone (zero beyond them). $D_g^{-1}$ is inverted outright through the LU of $D_g$ with
+/// partial pivoting, as [`crate::tree`] inverts its Schur complements: a solve with it is
+/// one small product, and in a full solve its rounding is removed with the rest by
+/// iterative refinement ([`ReducedLu::solve`]).
 struct Eliminated {
-    lu: LU<f64, nalgebra::U6, nalgebra::U6>,
+    d_inv: Matrix6<f64>,
     x: GroupJacobian,
 }
 
@@ -159,27 +163,51 @@ impl Eliminated {
     /// the body blocks, the 6 × 6 block of each pair of slots (zero where a slot has no
     /// dynamic body).
     fn new(g: &RowGroup, s: &GroupSystem) -> Result<(Self, SlotBlocks), SolveFailure> {
-        let lu = s.diagonal.lu();
+        match g.len {
+            1 => Self::sized::<1>(g, s),
+            2 => Self::sized::<2>(g, s),
+            3 => Self::sized::<3>(g, s),
+            4 => Self::sized::<4>(g, s),
+            5 => Self::sized::<5>(g, s),
+            _ => Self::sized::<GROUP_ROWS>(g, s),
+        }
+    }
+
+    /// [`Eliminated::new`] for a group of `N` rows: its blocks' first `N` rows, in
+    /// matrices of that size (a contact's three rows cost a quarter of six padded ones).
+    fn sized<const N: usize>(
+        g: &RowGroup,
+        s: &GroupSystem,
+    ) -> Result<(Self, SlotBlocks), SolveFailure>
+    where
+        Const<N>: DimMin<Const<N>, Output = Const<N>>,
+    {
+        let d_inv = s
+            .diagonal
+            .fixed_view::<N, N>(0, 0)
+            .into_owned()
+            .lu()
+            .try_inverse()
+            .ok_or(SolveFailure::Singular)?;
         let mut x = GroupJacobian::zeros();
         for (i, bi) in g.bodies.iter().enumerate() {
             if bi.is_some() {
-                let mut xi = s.jacobian.fixed_view::<6, 6>(0, 6 * i).into_owned();
-                if !lu.solve_mut(&mut xi) {
-                    return Err(SolveFailure::Singular);
-                }
-                x.fixed_view_mut::<6, 6>(0, 6 * i).copy_from(&xi);
+                x.fixed_view_mut::<N, 6>(0, 6 * i)
+                    .copy_from(&(d_inv * s.jacobian.fixed_view::<N, 6>(0, 6 * i)));
             }
         }
         let mut update = [[Matrix6::zeros(); 2]; 2];
         for (i, bi) in g.bodies.iter().enumerate() {
             for (j, bj) in g.bodies.iter().enumerate() {
                 if bi.is_some() && bj.is_some() {
-                    update[i][j] = s.force.fixed_view::<6, 6>(0, 6 * i).transpose()
-                        * x.fixed_view::<6, 6>(0, 6 * j);
+                    update[i][j] = s.force.fixed_view::<N, 6>(0, 6 * i).transpose()
+                        * x.fixed_view::<N, 6>(0, 6 * j);
                 }
             }
         }
-        Ok((Self { lu, x }, update))
+        let mut padded = Matrix6::zeros();
+        padded.fixed_view_mut::<N, N>(0, 0).copy_from(&d_inv);
+        Ok((Self { d_inv: padded, x }, update))
     }
 
     /// First half of a solve: $y_g = D_g^{-1}b_g$, and $hF_g^\top y_g$ added to the
@@ -190,10 +218,10 @@ impl Eliminated {
         g: &RowGroup,
         b: &Vector6<f64>,
         du: &mut [f64],
-    ) -> Result<Vector6<f64>, SolveFailure> {
-        let y = self.lu.solve(b).ok_or(SolveFailure::Singular)?;
+    ) -> Vector6<f64> {
+        let y = self.d_inv * b;
         add_slots(du, g.bodies, &(force.transpose() * y));
-        Ok(y)
+        y
     }
 
     /// Second half, once $\Delta u$ is known: $\Delta\lambda_g = y_g - X_g\Delta u$.
@@ -283,10 +311,7 @@ impl TreeBodies {
         let mut ys = Vec::with_capacity(self.local.len());
         for l in &self.local {
             let g = l.group;
-            ys.push(
-                l.eliminated
-                    .forward(&l.force, &groups[g], &b_g[g], &mut du)?,
-            );
+            ys.push(l.eliminated.forward(&l.force, &groups[g], &b_g[g], &mut du));
         }
         let mut r_u: Vec<Vector6<f64>> = (0..du.len() / 6).map(|k| block(&du, k)).collect();
         let mut dl = vec![Vector6::zeros(); groups.len()];
@@ -429,7 +454,7 @@ impl ReducedLu {
                 for (&k, (_, _, m)) in sparse.cross_blocks.iter().zip(&a.cross) {
                     values[k] += m;
                 }
-                // Per group: the LU of D_g, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
+                // Per group: D_g⁻¹, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
                 let mut eliminated = Vec::with_capacity(systems.len());
                 for ((g, s), blocks) in groups.iter().zip(systems).zip(&sparse.group_blocks) {
                     let (e, update) = Eliminated::new(g, s)?;
@@ -450,7 +475,7 @@ impl ReducedLu {
                         let mut y = Vec::with_capacity(b_g.len());
                         for (((g, s), e), b) in groups.iter().zip(systems).zip(&eliminated).zip(b_g)
                         {
-                            y.push(e.forward(&s.force, g, b, &mut du)?);
+                            y.push(e.forward(&s.force, g, b, &mut du));
                         }
                         solve_bodies(&mut du)?;
                         let dl = y

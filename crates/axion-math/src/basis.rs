@@ -9,6 +9,7 @@ use nalgebra::Vector3;
 /// before y before z); $b_1 = \dfrac{n \times v}{|n \times v|}$, $b_2 = n \times b_1$.
 /// The choice is a deterministic function of `n`, so a contact's tangent frame does not
 /// depend on anything but its normal.
+#[inline]
 pub fn orthobasis(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
     let a = n.abs();
     let v = if a.x <= a.y && a.x <= a.z {

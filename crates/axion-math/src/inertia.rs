@@ -190,6 +190,7 @@ impl MassProperties {
     }
 
     /// Whether this is a massless frame ([`MassProperties::massless`]).
+    #[inline]
     pub fn is_massless(&self) -> bool {
         self.mass == 0.0
     }
@@ -228,37 +229,44 @@ impl MassProperties {
     }
 
     /// Mass in kg (infinite for a static body).
+    #[inline]
     pub fn mass(&self) -> f64 {
         self.mass
     }
     /// Inverse mass (zero for a static body; that of the carried body for a massless
     /// frame).
+    #[inline]
     pub fn inv_mass(&self) -> f64 {
         self.inv_mass
     }
     /// Body-frame inertia about the COM.
+    #[inline]
     pub fn inertia(&self) -> &Matrix3<f64> {
         &self.inertia
     }
     /// Body-frame inverse inertia (zero for a static body; that of the carried body for
     /// a massless frame).
+    #[inline]
     pub fn inv_inertia(&self) -> &Matrix3<f64> {
         &self.inv_inertia
     }
 
     /// World inertia $I_w = R(\theta)\thinspace  I_b\thinspace  R(\theta)^\top$.
+    #[inline]
     pub fn world_inertia(&self, rotation: &UnitQuaternion<f64>) -> Matrix3<f64> {
         let r = rotation.to_rotation_matrix();
         r.matrix() * self.inertia * r.matrix().transpose()
     }
 
     /// World inverse inertia $I_w^{-1} = R(\theta)\thinspace  I_b^{-1}\thinspace  R(\theta)^\top$.
+    #[inline]
     pub fn world_inv_inertia(&self, rotation: &UnitQuaternion<f64>) -> Matrix3<f64> {
         let r = rotation.to_rotation_matrix();
         r.matrix() * self.inv_inertia * r.matrix().transpose()
     }
 
     /// Momentum $\tilde M(\theta)\thinspace u = (m v,\ I_w \omega)$.
+    #[inline]
     pub fn momentum(&self, rotation: &UnitQuaternion<f64>, u: &Twist) -> Wrench {
         twist(
             linear(u) * self.mass,
@@ -269,6 +277,7 @@ impl MassProperties {
     /// Velocity change $\tilde M(\theta)^{-1} f = (f_{lin}/m,\ I_w^{-1} \tau)$ (for a
     /// massless frame, that of the body it carries: a scale, see
     /// [`MassProperties::massless`]).
+    #[inline]
     pub fn inverse_apply(&self, rotation: &UnitQuaternion<f64>, f: &Wrench) -> Twist {
         twist(
             linear(f) * self.inv_mass,
@@ -277,6 +286,7 @@ impl MassProperties {
     }
 
     /// Kinetic energy $\tfrac12 u^\top \tilde M u$.
+    #[inline]
     pub fn kinetic_energy(&self, rotation: &UnitQuaternion<f64>, u: &Twist) -> f64 {
         0.5 * u.dot(&self.momentum(rotation, u))
     }

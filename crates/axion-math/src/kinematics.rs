@@ -9,6 +9,7 @@ use crate::pose::{Pose, Twist, angular, linear};
 ///
 /// With $\theta = (w, \mathbf v)$: $\dot w = -\tfrac12\thinspace \omega\cdot\mathbf v$,
 /// $\dot{\mathbf v} = \tfrac12 (w\thinspace \omega + \omega\times\mathbf v)$.
+#[inline]
 pub fn quaternion_rate(rotation: &UnitQuaternion<f64>, omega: &Vector3<f64>) -> Quaternion<f64> {
     Quaternion::from_imag(*omega) * rotation.quaternion() * 0.5
 }
@@ -50,6 +51,7 @@ pub fn kinematic_map_transpose(pose: &Pose, g: &SVector<f64, 7>) -> Twist {
 
 /// The exponential map of a rotation vector $\phi$ (axis times angle):
 /// $$\operatorname{Exp}(\phi) = \big(\cos\tfrac{|\phi|}2,\ \sin\tfrac{|\phi|}2\thinspace \hat\phi\big).$$
+#[inline]
 pub fn exp_map(phi: &Vector3<f64>) -> UnitQuaternion<f64> {
     UnitQuaternion::from_scaled_axis(*phi)
 }
@@ -60,6 +62,7 @@ pub fn exp_map(phi: &Vector3<f64>) -> UnitQuaternion<f64> {
 /// with $\operatorname{Exp}(\phi + \delta) \approx \operatorname{Exp}(J_l(\phi)\thinspace \delta)\operatorname{Exp}(\phi)$:
 /// how the end orientation of [`integrate`] moves (as a world rotation) when the
 /// rotation vector $\phi = h\omega$ changes. Series below $\theta = 10^{-4}$.
+#[inline]
 pub fn left_jacobian(phi: &Vector3<f64>) -> nalgebra::Matrix3<f64> {
     let theta = phi.norm();
     let k = phi.cross_matrix();
@@ -86,6 +89,7 @@ pub fn left_jacobian(phi: &Vector3<f64>) -> nalgebra::Matrix3<f64> {
 /// and its derivative at $u = 0$ is the same $G(q)$, so the Newton linearisation is
 /// unchanged. The renormalisation only removes floating-point rounding, which would
 /// otherwise random-walk $|\theta|$ away from 1 over millions of steps.
+#[inline]
 pub fn integrate(pose: &Pose, u: &Twist, h: f64) -> Pose {
     let translation = pose.translation.vector + linear(u) * h;
     let rotation = exp_map(&(angular(u) * h)) * pose.rotation;
@@ -97,6 +101,7 @@ pub fn integrate(pose: &Pose, u: &Twist, h: f64) -> Pose {
 
 /// The rotation vector $\phi$ with $\operatorname{Exp}(\phi)\thinspace \theta_a = \theta_b$
 /// (the world-frame rotation taking $\theta_a$ to $\theta_b$), angle in $[0, \pi]$.
+#[inline]
 pub fn rotation_between(a: &UnitQuaternion<f64>, b: &UnitQuaternion<f64>) -> Vector3<f64> {
     (b * a.inverse()).scaled_axis()
 }

@@ -28,6 +28,7 @@ pub type Wrench = Vector6<f64>;
 pub const UNIT_TOLERANCE: f64 = 1e-6;
 
 /// Builds a [`Twist`] from its linear and angular parts.
+#[inline]
 pub fn twist(linear: Vector3<f64>, angular: Vector3<f64>) -> Twist {
     Vector6::new(
         linear.x, linear.y, linear.z, angular.x, angular.y, angular.z,
@@ -35,11 +36,13 @@ pub fn twist(linear: Vector3<f64>, angular: Vector3<f64>) -> Twist {
 }
 
 /// Linear part of a twist or wrench.
+#[inline]
 pub fn linear(u: &Vector6<f64>) -> Vector3<f64> {
     u.fixed_rows::<3>(0).into_owned()
 }
 
 /// Angular part of a twist or wrench.
+#[inline]
 pub fn angular(u: &Vector6<f64>) -> Vector3<f64> {
     u.fixed_rows::<3>(3).into_owned()
 }
@@ -127,16 +130,19 @@ impl UnitAxis {
     }
 
     /// The direction as a vector.
+    #[inline]
     pub fn vector(&self) -> Vector3<f64> {
         self.axis.into_inner()
     }
 
     /// The direction as nalgebra's unit vector.
+    #[inline]
     pub fn unit(&self) -> Unit<Vector3<f64>> {
         self.axis
     }
 
     /// $(b_1, b_2)$ = [`orthobasis`](crate::orthobasis) of the direction.
+    #[inline]
     pub fn basis(&self) -> (Vector3<f64>, Vector3<f64>) {
         self.basis
     }

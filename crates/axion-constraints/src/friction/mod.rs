@@ -72,11 +72,13 @@ impl FrictionCone {
     }
 
     /// $(\mu_1, \mu_2)$.
+    #[inline]
     pub fn coefficients(&self) -> Vector2<f64> {
         self.mu
     }
 
     /// The scaling that maps the cone to a disk (see the [module docs](self)).
+    #[inline]
     pub fn scaling(&self) -> ConeScaling {
         let max = self.mu.max();
         if max == 0.0 {
@@ -111,14 +113,17 @@ pub struct ConeScaling {
 
 impl ConeScaling {
     /// $\hat\lambda = \lambda / s$.
+    #[inline]
     pub fn force_to_scaled(&self, lambda: &Vector2<f64>) -> Vector2<f64> {
         lambda.component_div(&self.s)
     }
     /// $\lambda = s\thinspace \hat\lambda$.
+    #[inline]
     pub fn force_from_scaled(&self, scaled: &Vector2<f64>) -> Vector2<f64> {
         scaled.component_mul(&self.s)
     }
     /// $\hat v = s\thinspace v$.
+    #[inline]
     pub fn velocity_to_scaled(&self, v: &Vector2<f64>) -> Vector2<f64> {
         v.component_mul(&self.s)
     }
@@ -132,6 +137,7 @@ impl ConeScaling {
     /// two axes (10× off on each instead of 100× on one; taking the slippery axis's
     /// scale instead made the grippy axis cycle) and is exactly 1 for an isotropic
     /// cone, which keeps the plain mean $\tfrac12(w_1 + w_2)$ there.
+    #[inline]
     pub fn effective_inverse_mass(&self, w_t: &Vector2<f64>) -> f64 {
         let s2 = self.s.component_mul(&self.s);
         0.5 * s2.dot(w_t) * (s2.min() / s2.max()).sqrt()
@@ -153,6 +159,7 @@ impl ConeScaling {
     /// solution ($v = 0$ when sticking; $\partial y/\partial\hat\rho = -\hat v$ is
     /// parallel to $\hat y$ when slipping), so Newton's local rate is kept.
     /// Isotropic cones keep the plain mean $\tfrac12(w_1 + w_2)$.
+    #[inline]
     pub fn trial_inverse_mass(
         &self,
         w_t: &Vector2<f64>,

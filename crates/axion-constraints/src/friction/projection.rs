@@ -80,6 +80,7 @@ impl ProjectionEval {
     /// The residual in m/s, $h_f/\hat\rho$, as used for convergence tests. On an
     /// elliptic cone a sticking contact's residual is $S^2 v_t$: the slip along the
     /// grippy axis is counted $s_i^2$ times (stricter than the slip itself).
+    #[inline]
     pub fn residual_velocity(&self) -> Vector2<f64> {
         self.residual / self.rho
     }
@@ -89,6 +90,7 @@ impl ProjectionEval {
 /// `lambda_n`, slip `v_t` and effective inverse masses `w_t` of the two rows, with
 /// $\hat\rho = 1/(h\hat r)$ from
 /// [`ConeScaling::trial_inverse_mass`](super::ConeScaling::trial_inverse_mass).
+#[inline]
 pub fn evaluate(
     cone: &FrictionCone,
     lambda_t: &Vector2<f64>,
@@ -102,6 +104,7 @@ pub fn evaluate(
 
 /// [`evaluate`] with creep $c$ (see the module's documentation); `creep = 0` is
 /// [`evaluate`].
+#[inline]
 pub fn evaluate_with_creep(
     cone: &FrictionCone,
     lambda_t: &Vector2<f64>,
@@ -123,6 +126,7 @@ pub fn evaluate_with_creep(
 /// [`evaluate`] with a given $\hat\rho > 0$. The derivatives returned by both are those
 /// of this function ($\hat\rho$ held fixed); they equal the derivatives of [`evaluate`]
 /// at Coulomb-consistent pairs.
+#[inline]
 pub fn evaluate_with_rho(
     cone: &FrictionCone,
     lambda_t: &Vector2<f64>,
@@ -134,6 +138,7 @@ pub fn evaluate_with_rho(
 }
 
 /// The residual for trial force $y = (1 - c)\hat\lambda_t - \hat\rho\hat v_t$ (scaled variables).
+#[inline]
 fn trial(
     cone: &FrictionCone,
     lambda_t: &Vector2<f64>,
@@ -197,6 +202,7 @@ pub struct ProjectionRows {
 }
 
 /// Chains [`evaluate`]'s derivatives with the tangent Jacobians $J_{t_1}, J_{t_2}$.
+#[inline]
 pub fn rows(eval: &ProjectionEval, tangent_jacobians: &[RowJacobian; 2]) -> ProjectionRows {
     let d = &eval.d_velocity;
     let [j1, j2] = *tangent_jacobians;

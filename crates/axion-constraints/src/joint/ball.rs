@@ -9,11 +9,13 @@ use crate::row::PositionRow;
 use crate::stiffness::Stiffness;
 
 /// The three position rows of a ball joint.
+#[inline]
 pub fn rows(g: &JointGeometry) -> [PositionRow; 3] {
     point_locks(g)
 }
 
 /// Geometric stiffness of the three rows with multipliers `lambda`.
+#[inline]
 pub fn stiffness(g: &JointGeometry, lambda: &[f64; 3]) -> Stiffness {
     point_locks_stiffness(g, &Vector3::from(*lambda))
 }

@@ -15,6 +15,7 @@ const ANG: usize = 1;
 /// Point lock along a world direction $e$:
 /// $$c = (p_c - p_p)\cdot e,\qquad
 ///   J_p = \big(-e,\ -(r_p \times e)\big),\quad J_c = \big(e,\ r_c \times e\big).$$
+#[inline]
 pub fn point_lock(g: &JointGeometry, e: &Vector3<f64>) -> PositionRow {
     PositionRow {
         error: g.separation().dot(e),
@@ -25,6 +26,7 @@ pub fn point_lock(g: &JointGeometry, e: &Vector3<f64>) -> PositionRow {
 /// Geometric stiffness of a [`point_lock`] with multiplier $\lambda$: only the torques
 /// turn, $\partial\tau_c/\partial\phi_c = \lambda(r_c e^\top - (e\cdot r_c)I)$ and the
 /// parent's likewise with $-\lambda$, $r_p$.
+#[inline]
 pub fn point_lock_stiffness(g: &JointGeometry, e: &Vector3<f64>, lambda: f64) -> Stiffness {
     let mut k = Stiffness::zeros();
     k.add(
@@ -46,11 +48,13 @@ pub fn point_lock_stiffness(g: &JointGeometry, e: &Vector3<f64>, lambda: f64) ->
 
 /// Geometric stiffness of the three [`point_locks`] with multipliers `lambda`: linear
 /// in $\lambda e$, so one [`point_lock_stiffness`] along $e = \lambda$.
+#[inline]
 pub fn point_locks_stiffness(g: &JointGeometry, lambda: &Vector3<f64>) -> Stiffness {
     point_lock_stiffness(g, lambda, 1.0)
 }
 
 /// The three point-lock rows along the world axes.
+#[inline]
 pub fn point_locks(g: &JointGeometry) -> [PositionRow; 3] {
     [
         point_lock(g, &Vector3::x()),
@@ -65,6 +69,7 @@ pub fn point_locks(g: &JointGeometry) -> [PositionRow; 3] {
 /// $$c = 2 s\thinspace  v_k,\qquad J_c = \big(0,\ s\thinspace R_{wp}(w\thinspace e_k + \mathbf v \times e_k)\big),\quad J_p = -J_c.$$
 /// The Jacobian follows from $\dot\theta_{rel} = \tfrac12 [0, R_{wp}^\top(\omega_c - \omega_p)]\otimes\theta_{rel}$;
 /// at $\theta_{rel} = 1$ it is the familiar $(0, \pm R_{wp} e_k)$.
+#[inline]
 pub fn angle_lock(g: &JointGeometry, k: usize) -> PositionRow {
     let rel = g.relative_rotation();
     let (w, v) = (rel.w, rel.imag());
@@ -85,6 +90,7 @@ pub fn angle_lock(g: &JointGeometry, k: usize) -> PositionRow {
 /// from $\delta\theta_{rel} = \tfrac12[0, R_{wp}^\top(\delta\phi_c - \delta\phi_p)]\otimes\theta_{rel}$.
 /// $g$ and $A$ are linear in $e_k$, so the sum over the rows is this formula once with
 /// $e_k$ replaced by $e = (\lambda_0, \lambda_1, \lambda_2)$ and multiplier 1.
+#[inline]
 pub fn angle_locks_stiffness(g: &JointGeometry, lambda: &Vector3<f64>) -> Stiffness {
     let rel = g.relative_rotation();
     let (w, v) = (rel.w, rel.imag());
@@ -105,6 +111,7 @@ pub fn angle_locks_stiffness(g: &JointGeometry, lambda: &Vector3<f64>) -> Stiffn
 }
 
 /// The three angle-lock rows.
+#[inline]
 pub fn angle_locks(g: &JointGeometry) -> [PositionRow; 3] {
     [angle_lock(g, 0), angle_lock(g, 1), angle_lock(g, 2)]
 }
@@ -112,6 +119,7 @@ pub fn angle_locks(g: &JointGeometry) -> [PositionRow; 3] {
 /// Alignment of the child's axis $a_c = R_{wc}\thinspace a$ with the plane normal to the parent's
 /// $b_p = R_{wp}\thinspace b$ ($b \perp a$ in the joint frame):
 /// $$c = a_c \cdot b_p,\qquad n = a_c \times b_p,\qquad J_c = (0,\ n),\quad J_p = (0,\ -n).$$
+#[inline]
 pub fn axis_alignment(g: &JointGeometry, axis: &Vector3<f64>, b: &Vector3<f64>) -> PositionRow {
     alignment_row(
         &(g.frame_child.rotation * axis),
@@ -120,6 +128,7 @@ pub fn axis_alignment(g: &JointGeometry, axis: &Vector3<f64>, b: &Vector3<f64>) 
 }
 
 /// The [`axis_alignment`] row of the world vectors $a_c$ and $b_p$.
+#[inline]
 fn alignment_row(a_c: &Vector3<f64>, b_p: &Vector3<f64>) -> PositionRow {
     let n = a_c.cross(b_p);
     PositionRow {
@@ -132,6 +141,7 @@ fn alignment_row(a_c: &Vector3<f64>, b_p: &Vector3<f64>) -> PositionRow {
 /// $n = a_c\times b_p$, turns with
 /// $\partial n/\partial\phi_c = a_c b_p^\top - (a_c\cdot b_p)I$ and
 /// $\partial n/\partial\phi_p = (a_c\cdot b_p)I - b_p a_c^\top$.
+#[inline]
 pub fn axis_alignment_stiffness(
     g: &JointGeometry,
     axis: &Vector3<f64>,
@@ -153,6 +163,7 @@ pub fn axis_alignment_stiffness(
 
 /// The two alignment rows keeping $a_c$ parallel to $a_p$, with $(b_1, b_2)$ =
 /// [`orthobasis`](axion_math::orthobasis)$(a)$ ([`UnitAxis::basis`]).
+#[inline]
 pub fn axis_alignments(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 2] {
     let (b1, b2) = axis.basis();
     let a_c = g.frame_child.rotation * axis.vector();
@@ -167,6 +178,7 @@ pub fn axis_alignments(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 2] {
 ///   J_p = \big(-n,\ -(p_c - x_P)\times n\big).$$
 /// The parent's angular block includes the rotation of $n$ itself
 /// ($\delta\cdot(\omega_p\times n)$).
+#[inline]
 pub fn slide_lock(g: &JointGeometry, b: &Vector3<f64>) -> PositionRow {
     let n = g.frame_parent.rotation * b;
     let d = g.separation();
@@ -185,6 +197,7 @@ pub fn slide_lock(g: &JointGeometry, b: &Vector3<f64>) -> PositionRow {
 ///   \frac{\partial\tau_p}{\partial x_c} = -\frac{\partial\tau_p}{\partial x_p} = \lambda\operatorname{skew}(n),\quad
 ///   \frac{\partial\tau_p}{\partial\phi_c} = -\lambda(r_c n^\top - (n\cdot r_c)I),\quad
 ///   \frac{\partial\tau_p}{\partial\phi_p} = \lambda\operatorname{skew}(D)\operatorname{skew}(n).$$
+#[inline]
 pub fn slide_lock_stiffness(g: &JointGeometry, b: &Vector3<f64>, lambda: f64) -> Stiffness {
     let n = g.frame_parent.rotation * b;
     let nx = n.cross_matrix();

@@ -77,6 +77,7 @@ pub struct JointGeometry {
 
 impl JointGeometry {
     /// Evaluates the joint frames at the poses of parent and child.
+    #[inline]
     pub fn new(frames: &JointFrames, pose_parent: &Pose, pose_child: &Pose) -> Self {
         let frame_parent = pose_parent * frames.parent;
         let frame_child = pose_child * frames.child;
@@ -89,11 +90,13 @@ impl JointGeometry {
     }
 
     /// $p_c - p_p$: separation of the anchors.
+    #[inline]
     pub fn separation(&self) -> Vector3<f64> {
         self.frame_child.translation.vector - self.frame_parent.translation.vector
     }
 
     /// $\theta_{wp}^{-1} \otimes \theta_{wc}$: child joint frame seen from the parent's.
+    #[inline]
     pub fn relative_rotation(&self) -> UnitQuaternion<f64> {
         self.frame_parent.rotation.inverse() * self.frame_child.rotation
     }
@@ -159,6 +162,7 @@ impl Joint {
     }
 
     /// Number of scalar rows the joint contributes.
+    #[inline]
     pub fn row_count(&self) -> usize {
         match self.kind {
             JointKind::Revolute { .. } | JointKind::Prismatic { .. } => 5,
@@ -170,6 +174,7 @@ impl Joint {
 
     /// Whether row `i` measures a distance (point and slide locks, m) rather than an
     /// angle (angle locks and axis alignments, rad).
+    #[inline]
     pub fn row_is_positional(&self, i: usize) -> bool {
         match self.kind {
             JointKind::Revolute { .. } | JointKind::Fixed => i < 3,
@@ -180,6 +185,7 @@ impl Joint {
     }
 
     /// Appends the joint's [`row_count`](Self::row_count) position rows to `out`.
+    #[inline]
     pub fn position_rows(&self, pose_parent: &Pose, pose_child: &Pose, out: &mut Vec<PositionRow>) {
         let g = JointGeometry::new(&self.frames, pose_parent, pose_child);
         match self.kind {
@@ -196,6 +202,7 @@ impl Joint {
     ///
     /// # Panics
     /// If `lambda.len() != self.row_count()` (a solver bug, not a user input).
+    #[inline]
     pub fn stiffness(&self, pose_parent: &Pose, pose_child: &Pose, lambda: &[f64]) -> Stiffness {
         assert_eq!(
             lambda.len(),

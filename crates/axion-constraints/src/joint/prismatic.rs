@@ -16,6 +16,7 @@ use crate::row::PositionRow;
 use crate::stiffness::Stiffness;
 
 /// The five position rows of a prismatic joint along `axis` (joint frame).
+#[inline]
 pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
     let (b1, b2) = axis.basis();
     let [r0, r1, r2] = angle_locks(g);
@@ -25,6 +26,7 @@ pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
 /// Geometric stiffness of the five rows with multipliers `lambda`. The slide locks'
 /// stiffness is linear in $b$ (through $n = R_{wp}b$), so their two rows are one
 /// [`slide_lock_stiffness`] along $\lambda_0b_1 + \lambda_1b_2$.
+#[inline]
 pub fn stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: &[f64; 5]) -> Stiffness {
     let (b1, b2) = axis.basis();
     let mut k = slide_lock_stiffness(g, &(b1 * lambda[0] + b2 * lambda[1]), 1.0);

@@ -16,6 +16,7 @@ use crate::row::PositionRow;
 use crate::stiffness::Stiffness;
 
 /// The five position rows of a revolute joint about `axis` (joint frame).
+#[inline]
 pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
     let [p0, p1, p2] = point_locks(g);
     let [a0, a1] = axis_alignments(g, axis);
@@ -26,6 +27,7 @@ pub fn rows(g: &JointGeometry, axis: &UnitAxis) -> [PositionRow; 5] {
 /// in its direction ($\lambda e$ of a point lock, $b$ of an alignment through
 /// $b_p = R_{wp}b$), so the three point locks are one along $(\lambda_0, \lambda_1, \lambda_2)$
 /// and the two alignments one along $\lambda_3b_1 + \lambda_4b_2$.
+#[inline]
 pub fn stiffness(g: &JointGeometry, axis: &UnitAxis, lambda: &[f64; 5]) -> Stiffness {
     let a = axis.vector();
     let (b1, b2) = axis.basis();
