@@ -174,7 +174,7 @@ impl Eliminated {
     }
 
     /// [`Eliminated::new`] for a group of `N` rows: its blocks' first `N` rows, in
-    /// matrices of that size (a contact's three rows cost a quarter of six padded ones).
+    /// matrices of that size (a contact's three rows, not six with identity padding).
     fn sized<const N: usize>(
         g: &RowGroup,
         s: &GroupSystem,
