@@ -877,11 +877,15 @@ impl<'a> WorldSolver<'a> {
             let force_poses = e.force_poses.as_ref().unwrap_or(&e.poses);
             let force_maps = maps.force.as_ref().unwrap_or(&maps.rotation);
             let world = Pose::identity();
-            let chain = |k: usize| {
-                let mut p = Matrix6::zeros();
-                p.fixed_view_mut::<3, 3>(0, 0)
-                    .fill_diagonal(h * s_force * s_bar);
-                p.fixed_view_mut::<3, 3>(3, 3).copy_from(&force_maps[k]);
+            // K_ij ∂δq_j/∂u_j, with the pose map block-diagonal: h s_F s̄ on the linear
+            // part, ∂φ/∂ω on the angular part (two 3 × 3 products, not a 6 × 6 one).
+            let chain = |block: &Matrix6<f64>, k: usize| {
+                let mut p = *block * (h * s_force * s_bar);
+                let map = &force_maps[k];
+                for r in [0, 3] {
+                    p.fixed_view_mut::<3, 3>(r, 3)
+                        .copy_from(&(block.fixed_view::<3, 3>(r, 3) * map));
+                }
                 p
             };
             for mj in model.joints() {
@@ -904,7 +908,7 @@ impl<'a> WorldSolver<'a> {
                 for i in 0..2 {
                     for j in 0..2 {
                         if let (Some(bi), Some(bj)) = (bodies[i], bodies[j]) {
-                            let block = k.blocks[i][j] * chain(bj) * -h;
+                            let block = chain(&k.blocks[i][j], bj) * -h;
                             if bi == bj {
                                 diag[bi] += block;
                             } else {

@@ -124,6 +124,14 @@ pub struct MassProperties {
     gyration: f64,
 }
 
+/// $R\thinspace B R^\top v$ for a body-frame matrix $B$ (an inertia or its inverse), as
+/// three matrix–vector products rather than the world matrix $RBR^\top$ and one.
+#[inline]
+fn rotated(rotation: &UnitQuaternion<f64>, body: &Matrix3<f64>, v: &Vector3<f64>) -> Vector3<f64> {
+    let r = rotation.to_rotation_matrix();
+    r.matrix() * (body * r.matrix().tr_mul(v))
+}
+
 /// $\sqrt{\max_i I_{ii} / m}$.
 fn gyration(mass: f64, inertia: &Matrix3<f64>) -> f64 {
     (inertia[(0, 0)].max(inertia[(1, 1)]).max(inertia[(2, 2)]) / mass).sqrt()
@@ -270,7 +278,7 @@ impl MassProperties {
     pub fn momentum(&self, rotation: &UnitQuaternion<f64>, u: &Twist) -> Wrench {
         twist(
             linear(u) * self.mass,
-            self.world_inertia(rotation) * angular(u),
+            rotated(rotation, &self.inertia, &angular(u)),
         )
     }
 
@@ -281,7 +289,7 @@ impl MassProperties {
     pub fn inverse_apply(&self, rotation: &UnitQuaternion<f64>, f: &Wrench) -> Twist {
         twist(
             linear(f) * self.inv_mass,
-            self.world_inv_inertia(rotation) * angular(f),
+            rotated(rotation, &self.inv_inertia, &angular(f)),
         )
     }
 
