@@ -10,10 +10,10 @@
 //! are eliminated onto that body's block first, as in [`crate::reduced`]. Every other
 //! body $b$ has a parent $p$ in the forest and forms one dense block with the rows
 //! joining it to $p$ (Baraff's ordering, generalised to non-symmetric rows):
-//! $$K_b = \begin{bmatrix} A_{bb} & -hF_{b}^\top \\ G_{b} & D \end{bmatrix},\qquad
-//!   K_b \begin{bmatrix}\Delta u_b \\ \Delta\lambda_{bp}\end{bmatrix} +
+//! $$K_b = \begin{bmatrix} A_{bb} & -hF_{b}^\top \\\\ G_{b} & D \end{bmatrix},\qquad
+//!   K_b \begin{bmatrix}\Delta u_b \\\\ \Delta\lambda_{bp}\end{bmatrix} +
 //!   C_{bp}\Delta u_p = r_b,\qquad
-//!   C_{bp} = \begin{bmatrix} A_{bp} \\ G_{p} \end{bmatrix},\quad
+//!   C_{bp} = \begin{bmatrix} A_{bp} \\\\ G_{p} \end{bmatrix},\quad
 //!   C_{pb} = \begin{bmatrix} A_{pb} & -hF_{p}^\top \end{bmatrix},$$
 //! where $G_b, hF_b$ are the rows' columns of $b$ and $G_p, hF_p$ those of $p$, and $D$
 //! the rows' block ($D_g$ of each group on the diagonal). Leaves first, each block is
@@ -63,7 +63,17 @@ struct Link {
 impl Link {
     /// Its block's unknowns, padding included: the body's six and the rows'.
     fn unknowns(&self) -> usize {
-        6 + self.rows.max(SMALL)
+        6 + self.block_rows()
+    }
+
+    /// Its rows as its block holds them: a hinge's five, up to [`SMALL`] padded to
+    /// that, more as they are.
+    fn block_rows(&self) -> usize {
+        if self.rows == HINGE {
+            HINGE
+        } else {
+            self.rows.max(SMALL)
+        }
     }
 }
 
@@ -287,10 +297,10 @@ impl Tree {
 /// size.
 const SMALL: usize = 6;
 
-/// The rows of a revolute or prismatic joint, the links of most robots: their blocks
-/// are held at that size (`LinkBlock<U5>`), a sixth of the padded blocks' rows fewer in
-/// every product of a factorization (measured on the chain of 50: 44 → 40 µs a
-/// factorization).
+/// The rows of a revolute or prismatic joint without a drive or an active range (a
+/// limp robot's links, the chain's): their blocks are held at that size
+/// (`LinkBlock<U5>`), a sixth of the padded blocks' rows fewer in every product of a
+/// factorization (measured on the chain of 50: 44 → 40 µs a factorization).
 const HINGE: usize = 5;
 
 /// A body, the groups joining it to its parent and what [`LinkBlock::factor`] reads:
@@ -437,21 +447,23 @@ impl PivotedBlock {
 /// One link's factorized block (see the module doc), eliminated body first:
 /// with $B_b = -hF_b^\top$, $V = A_{bb}^{-1}B_b$ and the rows' Schur complement
 /// $S = D - G_bV = D + G_bA_{bb}^{-1}hF_b^\top$,
-/// $$K_b^{-1}\begin{bmatrix}r\\ s\end{bmatrix} = \begin{bmatrix}x' - Vy\\ y\end{bmatrix},
+/// $$K_b^{-1}\begin{bmatrix}r\\\\ s\end{bmatrix} = \begin{bmatrix}x' - Vy\\\\ y\end{bmatrix},
 ///   \qquad x' = A_{bb}^{-1}r,\quad y = S^{-1}(s - G_bx').$$
 /// These are the pivots of the block's LU in the module doc's order, without the
-/// pivot search over the whole block (and the rows padded to six, or five, not the
-/// whole block to twelve): $A_{bb}$ is a body's articulated mass matrix, with its one-body groups'
-/// penalty-like blocks $hF_g^\top D_g^{-1}G_g$ (a foot pressed by hard contacts), inverted
-/// outright (through its 3 × 3 blocks, [`inverse_by_blocks`], or by LU with partial
-/// pivoting where those blocks are ill-conditioned) — a 6 × 6 product is cheaper than
-/// the triangular solves, and the rounding of an ill-conditioned $A_{bb}$ is removed
-/// with the rest by iterative refinement ([`crate::reduced::ReducedLu::solve`]; the
-/// tests hold the refined solve backward stable with hard contacts) — and $S$ is the inverse inertia its joint sees, inverted through
-/// its LU with partial pivoting (it is as singular as the joint's rows are redundant; a
-/// singular one sends the block to [`PivotedBlock`]), for the same reason: the chord
-/// steps' solves with kept factors are matrix products. `M` is the link's row
-/// dimension ([`HINGE`] or [`SMALL`] on the stack, or dynamic).
+/// pivot search over the whole block (and the rows padded to six, a hinge's held at
+/// five, not the whole block to twelve): $A_{bb}$ is a body's articulated mass matrix,
+/// with its one-body groups' penalty-like blocks $hF_g^\top D_g^{-1}G_g$ (a foot pressed
+/// by hard contacts), inverted outright (through its 3 × 3 blocks,
+/// [`inverse_by_blocks`], or by LU with partial pivoting where those blocks are
+/// ill-conditioned or would grow) — a 6 × 6 product is cheaper than the triangular
+/// solves, and the rounding of an ill-conditioned $A_{bb}$ is removed with the rest by
+/// iterative refinement ([`crate::reduced::ReducedLu::solve`]; the tests hold the
+/// refined solve backward stable with hard contacts) — and $S$ is the inverse inertia
+/// its joint sees, inverted through its LU with partial pivoting (it is as singular as
+/// the joint's rows are redundant; a singular one sends the block to
+/// [`PivotedBlock`]), for the same reason: the chord steps' solves with kept factors
+/// are matrix products. `M` is the link's row dimension ([`HINGE`] or [`SMALL`] on the
+/// stack, or dynamic).
 struct LinkBlock<M: DimMin<M, Output = M>>
 where
     DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
@@ -541,18 +553,28 @@ where
 }
 
 /// The largest product of the condition numbers of the two 3 × 3 pivot blocks that
-/// [`inverse_by_blocks`] inverts outright: its rounding grows with that product (each
-/// explicit inverse loses its block's condition number in digits, and the Schur
-/// complement carries the first one's into the second), so at this bound a block
-/// inverse is good to about $10^{-10}$ before the solve's iterative refinement.
+/// [`inverse_by_blocks`] inverts outright: each explicit inverse loses its block's
+/// condition number in digits, and the Schur complement carries the first one's into
+/// the second, so (with [`MAX_BLOCK_GROWTH`]) a block inverse is good to about
+/// $10^{-10}$ before the solve's iterative refinement.
 const MAX_BLOCK_CONDITION: f64 = 1e6;
 
-/// $A^{-1}$ of a 6 × 6 matrix through its 3 × 3 blocks, $A = \begin{bmatrix}P & Q\\ R & S\end{bmatrix}$:
-/// with $X = P^{-1}Q$, $Y = RP^{-1}$ and the Schur complement $T = S - RX$,
-/// $$A^{-1} = \begin{bmatrix}P^{-1} + XT^{-1}Y & -XT^{-1}\\ -T^{-1}Y & T^{-1}\end{bmatrix}.$$
-/// `None` where the product of the condition numbers
-/// $\kappa(P)\thinspace\kappa(T)$ ($\kappa(M) = \lVert M\rVert_F\lVert M^{-1}\rVert_F$) is above
-/// [`MAX_BLOCK_CONDITION`]: there the pivots of partial pivoting are needed.
+/// The largest $\lVert RP^{-1}Q\rVert_F / \lVert S\rVert_F$ [`inverse_by_blocks`] accepts:
+/// the Schur complement's update may not be much larger than the block it updates,
+/// or $P^{-1} + XT^{-1}Y$ cancels two large terms ($A = \begin{bmatrix}\varepsilon I & I\\\\
+/// I & I\end{bmatrix}$ has well-conditioned blocks and loses $1/\varepsilon$ that way). A
+/// symmetric positive definite $A$ — a body's mass matrix — has $RP^{-1}Q \preceq S$
+/// and always passes.
+const MAX_BLOCK_GROWTH: f64 = 10.0;
+
+/// $A^{-1}$ of a 6 × 6 matrix through its 3 × 3 blocks,
+/// $A = \begin{bmatrix}P & Q\\\\ R & S\end{bmatrix}$: with $X = P^{-1}Q$, $Y = RP^{-1}$ and
+/// the Schur complement $T = S - RX$,
+/// $$A^{-1} = \begin{bmatrix}P^{-1} + XT^{-1}Y & -XT^{-1}\\\\ -T^{-1}Y & T^{-1}\end{bmatrix}.$$
+/// `None` where the product of the condition numbers $\kappa(P)\thinspace\kappa(T)$
+/// ($\kappa(M) = \lVert M\rVert_F\lVert M^{-1}\rVert_F$) is above [`MAX_BLOCK_CONDITION`]
+/// or the update $RX$ outgrows $S$ ([`MAX_BLOCK_GROWTH`]): there the pivots of partial
+/// pivoting are needed.
 fn inverse_by_blocks(a: &Matrix6<f64>) -> Option<Matrix6<f64>> {
     /// The inverse and its condition number.
     fn inverse3(m: &Matrix3<f64>) -> Option<(Matrix3<f64>, f64)> {
@@ -566,8 +588,11 @@ fn inverse_by_blocks(a: &Matrix6<f64>) -> Option<Matrix6<f64>> {
     let (p_inv, kappa_p) = inverse3(&p.into_owned())?;
     let x = p_inv * q;
     let y = r * p_inv;
-    let (t_inv, kappa_t) = inverse3(&(s - r * x))?;
-    (kappa_p * kappa_t <= MAX_BLOCK_CONDITION).then(|| {
+    let update = r * x;
+    let (t_inv, kappa_t) = inverse3(&(s - update))?;
+    let accept =
+        kappa_p * kappa_t <= MAX_BLOCK_CONDITION && update.norm() <= MAX_BLOCK_GROWTH * s.norm();
+    accept.then(|| {
         let xt = x * t_inv;
         let mut out = Matrix6::zeros();
         out.fixed_view_mut::<3, 3>(0, 0)
@@ -665,12 +690,21 @@ mod tests {
         m.norm() * m.try_inverse().expect("invertible").norm()
     }
 
+    /// $\kappa(P)\thinspace\kappa(T)$ of `a`'s leading block and its Schur complement.
+    fn pivot_conditions(a: &Matrix6<f64>) -> f64 {
+        let p: Matrix3<f64> = a.fixed_view::<3, 3>(0, 0).into_owned();
+        let rp = a.fixed_view::<3, 3>(3, 0) * p.try_inverse().expect("invertible");
+        let t = a.fixed_view::<3, 3>(3, 3) - rp * a.fixed_view::<3, 3>(0, 3);
+        condition(&p) * condition(&t)
+    }
+
     proptest! {
         /// Where it inverts, the block formula's inverse is one: $AA^{-1} = I$ and LU's
         /// inverse to the rounding of two explicit inverses compounding,
-        /// $60\thinspace u\thinspace\kappa(P)\thinspace\kappa(T)$ (10 times the dimension
-        /// times the unit roundoff; LU's own inverse is off by up to $u\thinspace\kappa(A)$),
-        /// with $\kappa(P)\thinspace\kappa(T)$ within [`MAX_BLOCK_CONDITION`].
+        /// $c\thinspace u\thinspace\kappa(P)\thinspace\kappa(T)$ with a margin $c = 60$ (ten
+        /// times the dimension, chosen, not derived; LU's own inverse is off by up to
+        /// $u\thinspace\kappa(A)$), with $\kappa(P)\thinspace\kappa(T)$ within
+        /// [`MAX_BLOCK_CONDITION`].
         #[test]
         fn block_inverse_is_the_inverse(
             entries in prop::collection::vec(-1.0f64..1.0, 36),
@@ -678,10 +712,7 @@ mod tests {
         ) {
             let a = matrix(&entries, shift);
             if let Some(inv) = inverse_by_blocks(&a) {
-                let p: Matrix3<f64> = a.fixed_view::<3, 3>(0, 0).into_owned();
-                let t = a.fixed_view::<3, 3>(3, 3)
-                    - a.fixed_view::<3, 3>(3, 0) * p.try_inverse().unwrap() * a.fixed_view::<3, 3>(0, 3);
-                let pivots = condition(&p) * condition(&t);
+                let pivots = pivot_conditions(&a);
                 prop_assert!(pivots <= MAX_BLOCK_CONDITION * (1.0 + 1e-8));
                 let bound = 60.0 * f64::EPSILON * pivots;
                 let err = (a * inv - Matrix6::identity()).norm();
@@ -691,10 +722,26 @@ mod tests {
                 prop_assert!((inv - lu).norm() <= (bound + lu_err) * lu.norm());
             }
         }
+
+        /// A symmetric positive definite matrix (a body's mass matrix) is never refused
+        /// for growth: $RP^{-1}Q \preceq S$. Where its pivot blocks are within
+        /// [`MAX_BLOCK_CONDITION`], it is inverted by blocks.
+        #[test]
+        fn positive_definite_matrices_are_inverted_by_blocks(
+            entries in prop::collection::vec(-1.0f64..1.0, 36),
+            shift in 0.05f64..2.0,
+        ) {
+            let b = Matrix6::from_column_slice(&entries);
+            let a = b * b.transpose() + Matrix6::identity() * shift;
+            if pivot_conditions(&a) <= MAX_BLOCK_CONDITION * (1.0 - 1e-8) {
+                prop_assert!(inverse_by_blocks(&a).is_some());
+            }
+        }
     }
 
     /// A singular leading block sends the matrix to partial pivoting even where the whole
-    /// is well conditioned (a permutation), and so does a singular Schur complement.
+    /// is well conditioned (a permutation), and so does a nearly singular Schur
+    /// complement.
     #[test]
     fn singular_blocks_are_refused() {
         let mut p = Matrix6::zeros();
@@ -708,5 +755,22 @@ mod tests {
         t[(5, 5)] = 1e-14;
         assert!(inverse_by_blocks(&t).is_none());
         assert!(inverse_by_blocks(&Matrix6::identity()).is_some());
+    }
+
+    /// $\begin{bmatrix}\varepsilon I & I\\\\ I & I\end{bmatrix}$: both pivot blocks are
+    /// well conditioned ($\kappa(P) = \kappa(T) = 3$), the whole too ($\kappa \approx 9$),
+    /// but $P^{-1} + XT^{-1}Y$ would cancel two terms of size $1/\varepsilon$ (an error of
+    /// about $10^{-8}$ at $\varepsilon = 10^{-8}$, measured): refused for growth.
+    #[test]
+    fn growth_is_refused() {
+        let mut a = Matrix6::identity();
+        for i in 0..3 {
+            a[(i, i)] = 1e-8;
+            a[(i, i + 3)] = 1.0;
+            a[(i + 3, i)] = 1.0;
+        }
+        assert!(condition(&a) < 20.0);
+        assert!(pivot_conditions(&a) < 10.0);
+        assert!(inverse_by_blocks(&a).is_none());
     }
 }
