@@ -35,10 +35,12 @@
 //! with a loop (a closed chain, contacts between the links of one robot, a pile of
 //! bodies) is left to the sparse LU.
 
+use std::ops::SubAssign;
+
 use nalgebra::allocator::Allocator;
 use nalgebra::{
     DMatrix, DVector, DefaultAllocator, Dim, DimMin, Dyn, Matrix3, Matrix6, OMatrix, OVector, U1,
-    U5, U6, Vector6, linalg::LU,
+    U3, U5, U6, Vector6, linalg::LU,
 };
 
 use crate::reduced::{BodyMatrix, GroupSystem, RowGroup};
@@ -66,11 +68,11 @@ impl Link {
         6 + self.block_rows()
     }
 
-    /// Its rows as its block holds them: a hinge's five, up to [`SMALL`] padded to
-    /// that, more as they are.
+    /// Its rows as its block holds them: a revolute or prismatic joint's five, up to
+    /// [`SMALL`] padded to that, more as they are.
     fn block_rows(&self) -> usize {
-        if self.rows == HINGE {
-            HINGE
+        if self.rows == FIVE_ROWS {
+            FIVE_ROWS
         } else {
             self.rows.max(SMALL)
         }
@@ -293,15 +295,15 @@ impl Tree {
 
 /// Most rows of a link held in fixed-size matrices (a joint with its drive or range);
 /// a link with more rows has heap-allocated blocks. A link with fewer is padded with
-/// identity rows (unknowns that stay zero), except one of [`HINGE`] rows, held at its
-/// size.
+/// identity rows (unknowns that stay zero), except one of [`FIVE_ROWS`] rows, held at
+/// its size.
 const SMALL: usize = 6;
 
 /// The rows of a revolute or prismatic joint without a drive or an active range (a
 /// limp robot's links, the chain's): their blocks are held at that size
 /// (`LinkBlock<U5>`), a sixth of the padded blocks' rows fewer in every product of a
 /// factorization (measured on the chain of 50: 44 → 40 µs a factorization).
-const HINGE: usize = 5;
+const FIVE_ROWS: usize = 5;
 
 /// A body, the groups joining it to its parent and what [`LinkBlock::factor`] reads:
 /// the body's diagonal block and the Newton system's blocks.
@@ -450,8 +452,8 @@ impl PivotedBlock {
 /// $$K_b^{-1}\begin{bmatrix}r\\\\ s\end{bmatrix} = \begin{bmatrix}x' - Vy\\\\ y\end{bmatrix},
 ///   \qquad x' = A_{bb}^{-1}r,\quad y = S^{-1}(s - G_bx').$$
 /// These are the pivots of the block's LU in the module doc's order, without the
-/// pivot search over the whole block (and the rows padded to six, a hinge's held at
-/// five, not the whole block to twelve): $A_{bb}$ is a body's articulated mass matrix,
+/// pivot search over the whole block (and the rows padded to six, a revolute or
+/// prismatic joint's held at five, not the whole block to twelve): $A_{bb}$ is a body's articulated mass matrix,
 /// with its one-body groups' penalty-like blocks $hF_g^\top D_g^{-1}G_g$ (a foot pressed
 /// by hard contacts), inverted outright (through its 3 × 3 blocks,
 /// [`inverse_by_blocks`], or by LU with partial pivoting where those blocks are
@@ -462,7 +464,7 @@ impl PivotedBlock {
 /// its joint sees, inverted through its LU with partial pivoting (it is as singular as
 /// the joint's rows are redundant; a singular one sends the block to
 /// [`PivotedBlock`]), for the same reason: the chord steps' solves with kept factors
-/// are matrix products. `M` is the link's row dimension ([`HINGE`] or [`SMALL`] on the
+/// are matrix products. `M` is the link's row dimension ([`FIVE_ROWS`] or [`SMALL`] on the
 /// stack, or dynamic).
 struct LinkBlock<M: DimMin<M, Output = M>>
 where
@@ -486,7 +488,8 @@ where
 
 impl<M: DimMin<M, Output = M>> LinkBlock<M>
 where
-    DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
+    DefaultAllocator:
+        Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M> + Allocator<M, U3>,
 {
     /// A block of `m` rows, not yet factorized.
     fn empty(m: M) -> Self {
@@ -518,10 +521,32 @@ where
             .try_inverse()
             .ok_or(SolveFailure::Singular)?;
         // X_b = K_b⁻¹ [A_bp; G_p]: x' = A_bb⁻¹A_bp, Y = S⁻¹(G_p − G_b x'), X = x' − V Y.
-        let x_first = self.a_inv * rows.a_bp;
-        self.x_rows = &self.s_inv * (rows.g_p - &self.g * x_first);
+        // A revolute, ball or fixed joint's stiffness couples the two bodies' rotations
+        // only (its torques' arms and axes turn with them, its forces do not): then only
+        // the angular columns of x' and the angular rows of A_pb X are not zero, and only
+        // they are computed (the same numbers, without the products with zeros).
+        let angular = angular_only(&rows.a_bp) && angular_only(&self.a_pb);
+        let mut x_first = Matrix6::zeros();
+        let mut g_p = rows.g_p;
+        if angular {
+            let x_ang = self.a_inv.fixed_columns::<3>(3) * rows.a_bp.fixed_view::<3, 3>(3, 3);
+            x_first.fixed_columns_mut::<3>(3).copy_from(&x_ang);
+            g_p.fixed_columns_mut::<3>(3).sub_assign(&(&self.g * x_ang));
+        } else {
+            x_first = self.a_inv * rows.a_bp;
+            g_p -= &self.g * x_first;
+        }
+        self.x_rows = &self.s_inv * g_p;
         self.x_body = x_first - &self.v * &self.x_rows;
-        Ok(self.a_pb * self.x_body + &self.b_p * &self.x_rows)
+        let mut coupled = Matrix6::zeros();
+        if angular {
+            coupled
+                .fixed_rows_mut::<3>(3)
+                .copy_from(&(self.a_pb.fixed_view::<3, 3>(3, 3) * self.x_body.fixed_rows::<3>(3)));
+        } else {
+            coupled = self.a_pb * self.x_body;
+        }
+        Ok(coupled + &self.b_p * &self.x_rows)
     }
 
     /// Forward pass on the link's unknowns `z` (the body's six, then the rows' `M`):
@@ -550,6 +575,13 @@ where
             *z -= d;
         }
     }
+}
+
+/// Whether a stiffness coupling acts on the angular parts alone: its linear rows and
+/// columns are zero.
+fn angular_only(m: &Matrix6<f64>) -> bool {
+    m.fixed_rows::<3>(0).iter().all(|&x| x == 0.0)
+        && m.fixed_view::<3, 3>(3, 0).iter().all(|&x| x == 0.0)
 }
 
 /// The largest product of the condition numbers of the two 3 × 3 pivot blocks that
@@ -604,14 +636,14 @@ fn inverse_by_blocks(a: &Matrix6<f64>) -> Option<Matrix6<f64>> {
     })
 }
 
-/// A link's block: fixed-size ([`SMALL`] rows, padded, or [`HINGE`]) or dynamic.
+/// A link's block: fixed-size ([`SMALL`] rows, padded, or [`FIVE_ROWS`]) or dynamic.
 #[expect(
     clippy::large_enum_variant,
     reason = "the fixed-size blocks are the common case and live inline in one Vec"
 )]
 enum Block {
     Small(LinkBlock<U6>),
-    Hinge(LinkBlock<U5>),
+    Five(LinkBlock<U5>),
     Large(LinkBlock<Dyn>),
     Pivoted(PivotedBlock),
 }
@@ -622,8 +654,8 @@ impl Block {
     fn for_link(l: &Link) -> Self {
         if l.massless {
             Block::Pivoted(PivotedBlock::empty(l))
-        } else if l.rows == HINGE {
-            Block::Hinge(LinkBlock::empty(U5))
+        } else if l.rows == FIVE_ROWS {
+            Block::Five(LinkBlock::empty(U5))
         } else if l.rows <= SMALL {
             Block::Small(LinkBlock::empty(U6))
         } else {
@@ -638,7 +670,7 @@ impl Block {
     fn factor(&mut self, l: &Link, inputs: LinkInputs) -> Result<Matrix6<f64>, SolveFailure> {
         let body_first = match self {
             Block::Small(b) => b.factor(l, inputs),
-            Block::Hinge(b) => b.factor(l, inputs),
+            Block::Five(b) => b.factor(l, inputs),
             Block::Large(b) => b.factor(l, inputs),
             Block::Pivoted(_) if l.massless => return PivotedBlock::factor(self, l, inputs),
             Block::Pivoted(_) => {
@@ -657,7 +689,7 @@ impl Block {
     fn forward(&self, z: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
         match self {
             Block::Small(b) => b.forward(z),
-            Block::Hinge(b) => b.forward(z),
+            Block::Five(b) => b.forward(z),
             Block::Large(b) => b.forward(z),
             Block::Pivoted(b) => b.forward(&mut z[..b.x.nrows()]),
         }
@@ -667,7 +699,7 @@ impl Block {
     fn back(&self, z: &mut [f64], du_parent: &Vector6<f64>) {
         match self {
             Block::Small(b) => b.back(z, du_parent),
-            Block::Hinge(b) => b.back(z, du_parent),
+            Block::Five(b) => b.back(z, du_parent),
             Block::Large(b) => b.back(z, du_parent),
             Block::Pivoted(b) => b.back(&mut z[..b.x.nrows()], du_parent),
         }
