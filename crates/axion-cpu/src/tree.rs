@@ -39,8 +39,8 @@ use std::ops::SubAssign;
 
 use nalgebra::allocator::Allocator;
 use nalgebra::{
-    DMatrix, DVector, DefaultAllocator, Dim, DimMin, Dyn, Matrix3, Matrix6, OMatrix, OVector, U1,
-    U3, U5, U6, Vector6, linalg::LU,
+    Const, DMatrix, DVector, DefaultAllocator, Dim, DimMin, Dyn, Matrix6, OMatrix, OVector,
+    SMatrix, U1, U3, U5, U6, Vector6, linalg::LU,
 };
 
 use crate::reduced::{BodyMatrix, GroupSystem, RowGroup};
@@ -461,11 +461,12 @@ impl PivotedBlock {
 /// solves, and the rounding of an ill-conditioned $A_{bb}$ is removed with the rest by
 /// iterative refinement ([`crate::reduced::ReducedLu::solve`]; the tests hold the
 /// refined solve backward stable with hard contacts) — and $S$ is the inverse inertia
-/// its joint sees, inverted through its LU with partial pivoting (it is as singular as
-/// the joint's rows are redundant; a singular one sends the block to
-/// [`PivotedBlock`]), for the same reason: the chord steps' solves with kept factors
-/// are matrix products. `M` is the link's row dimension ([`FIVE_ROWS`] or [`SMALL`] on the
-/// stack, or dynamic).
+/// its joint sees, inverted outright too: by the same block formula where it has
+/// [`FIVE_ROWS`] (a 3 × 3 and a 2 × 2 pivot block) and passes its guards, else through
+/// its LU with partial pivoting (it is as singular as the joint's rows are redundant;
+/// a singular one sends the block to [`PivotedBlock`]), for the same reason: the chord
+/// steps' solves with kept factors are matrix products. `M` is the link's row
+/// dimension ([`FIVE_ROWS`] or [`SMALL`] on the stack, or dynamic).
 struct LinkBlock<M: DimMin<M, Output = M>>
 where
     DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
@@ -508,7 +509,7 @@ where
     /// Factorizes link `l`'s block in place; returns $C_{pb}K_b^{-1}C_{bp}$, to
     /// subtract from the parent's block.
     fn factor(&mut self, l: &Link, inputs: LinkInputs) -> Result<Matrix6<f64>, SolveFailure> {
-        self.a_inv = inverse_by_blocks(inputs.0)
+        self.a_inv = inverse_by_blocks::<6, 3>(inputs.0)
             .or_else(|| inputs.0.try_inverse())
             .ok_or(SolveFailure::Singular)?;
         let rows = LinkRows::gather(self.g.shape_generic().0, l, inputs);
@@ -516,9 +517,15 @@ where
         self.b_p = rows.b_p;
         self.a_pb = rows.a_pb;
         self.v = self.a_inv * rows.b_b;
-        self.s_inv = (rows.d - &self.g * &self.v)
-            .lu()
-            .try_inverse()
+        let s = rows.d - &self.g * &self.v;
+        let m = s.shape_generic().0;
+        let by_blocks = match s.nrows() {
+            5 => inverse_by_blocks::<5, 2>(&SMatrix::from_iterator(s.iter().copied()))
+                .map(|inv| OMatrix::from_iterator_generic(m, m, inv.iter().copied())),
+            _ => None,
+        };
+        self.s_inv = by_blocks
+            .or_else(|| s.lu().try_inverse())
             .ok_or(SolveFailure::Singular)?;
         // X_b = K_b⁻¹ [A_bp; G_p]: x' = A_bb⁻¹A_bp, Y = S⁻¹(G_p − G_b x'), X = x' − V Y.
         // A revolute, ball or fixed joint's stiffness couples the two bodies' rotations
@@ -607,31 +614,40 @@ const MAX_BLOCK_GROWTH: f64 = 10.0;
 /// ($\kappa(M) = \lVert M\rVert_F\lVert M^{-1}\rVert_F$) is above [`MAX_BLOCK_CONDITION`]
 /// or the update $RX$ outgrows $S$ ([`MAX_BLOCK_GROWTH`]): there the pivots of partial
 /// pivoting are needed.
-fn inverse_by_blocks(a: &Matrix6<f64>) -> Option<Matrix6<f64>> {
+fn inverse_by_blocks<const N: usize, const D: usize>(
+    a: &SMatrix<f64, N, N>,
+) -> Option<SMatrix<f64, N, N>>
+where
+    Const<D>: DimMin<Const<D>, Output = Const<D>>,
+{
+    debug_assert_eq!(N, 3 + D, "a 3 × 3 leading block");
     /// The inverse and its condition number.
-    fn inverse3(m: &Matrix3<f64>) -> Option<(Matrix3<f64>, f64)> {
+    fn inverse<const K: usize>(m: &SMatrix<f64, K, K>) -> Option<(SMatrix<f64, K, K>, f64)>
+    where
+        Const<K>: DimMin<Const<K>, Output = Const<K>>,
+    {
         let inv = m.try_inverse()?;
         Some((inv, (m.norm_squared() * inv.norm_squared()).sqrt()))
     }
     let p = a.fixed_view::<3, 3>(0, 0);
-    let q = a.fixed_view::<3, 3>(0, 3);
-    let r = a.fixed_view::<3, 3>(3, 0);
-    let s = a.fixed_view::<3, 3>(3, 3);
-    let (p_inv, kappa_p) = inverse3(&p.into_owned())?;
+    let q = a.fixed_view::<3, D>(0, 3);
+    let r = a.fixed_view::<D, 3>(3, 0);
+    let s = a.fixed_view::<D, D>(3, 3);
+    let (p_inv, kappa_p) = inverse::<3>(&p.into_owned())?;
     let x = p_inv * q;
     let y = r * p_inv;
     let update = r * x;
-    let (t_inv, kappa_t) = inverse3(&(s - update))?;
+    let (t_inv, kappa_t) = inverse::<D>(&(s - update))?;
     let accept =
         kappa_p * kappa_t <= MAX_BLOCK_CONDITION && update.norm() <= MAX_BLOCK_GROWTH * s.norm();
     accept.then(|| {
         let xt = x * t_inv;
-        let mut out = Matrix6::zeros();
+        let mut out = SMatrix::<f64, N, N>::zeros();
         out.fixed_view_mut::<3, 3>(0, 0)
             .copy_from(&(p_inv + xt * y));
-        out.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-xt));
-        out.fixed_view_mut::<3, 3>(3, 0).copy_from(&(-(t_inv * y)));
-        out.fixed_view_mut::<3, 3>(3, 3).copy_from(&t_inv);
+        out.fixed_view_mut::<3, D>(0, 3).copy_from(&(-xt));
+        out.fixed_view_mut::<D, 3>(3, 0).copy_from(&(-(t_inv * y)));
+        out.fixed_view_mut::<D, D>(3, 3).copy_from(&t_inv);
         out
     })
 }
@@ -712,47 +728,67 @@ mod tests {
     use nalgebra::{Matrix3, Matrix6, SMatrix};
     use proptest::prelude::*;
 
-    /// A 6 × 6 matrix with entries in [−1, 1], plus `shift` on the diagonal.
-    fn matrix(entries: &[f64], shift: f64) -> Matrix6<f64> {
-        Matrix6::from_column_slice(entries) + Matrix6::identity() * shift
-    }
-
     /// $\lVert M\rVert_F\lVert M^{-1}\rVert_F$.
     fn condition<const N: usize>(m: &SMatrix<f64, N, N>) -> f64 {
         m.norm() * m.try_inverse().expect("invertible").norm()
     }
 
-    /// $\kappa(P)\thinspace\kappa(T)$ of `a`'s leading block and its Schur complement.
-    fn pivot_conditions(a: &Matrix6<f64>) -> f64 {
+    /// $\kappa(P)\thinspace\kappa(T)$ of `a`'s leading 3 × 3 block and its Schur
+    /// complement.
+    fn pivot_conditions<const N: usize>(a: &SMatrix<f64, N, N>) -> f64 {
+        let a = a.resize(N, N, 0.0);
         let p: Matrix3<f64> = a.fixed_view::<3, 3>(0, 0).into_owned();
-        let rp = a.fixed_view::<3, 3>(3, 0) * p.try_inverse().expect("invertible");
-        let t = a.fixed_view::<3, 3>(3, 3) - rp * a.fixed_view::<3, 3>(0, 3);
-        condition(&p) * condition(&t)
+        let rp = a.view((3, 0), (N - 3, 3)) * p.try_inverse().expect("invertible");
+        let t = a.view((3, 3), (N - 3, N - 3)) - rp * a.view((0, 3), (3, N - 3));
+        let kappa_t = t.norm() * t.try_inverse().expect("invertible").norm();
+        condition(&p) * kappa_t
+    }
+
+    /// Where it inverts, the block formula's inverse is one: $AA^{-1} = I$ and LU's
+    /// inverse to the rounding of two explicit inverses compounding,
+    /// $c\thinspace u\thinspace\kappa(P)\thinspace\kappa(T)$ with a margin $c = 60$ (ten
+    /// times the dimension, chosen, not derived; LU's own inverse is off by up to
+    /// $u\thinspace\kappa(A)$), with $\kappa(P)\thinspace\kappa(T)$ within
+    /// [`MAX_BLOCK_CONDITION`].
+    fn check_inverse<const N: usize>(
+        a: &SMatrix<f64, N, N>,
+        inverse: Option<SMatrix<f64, N, N>>,
+    ) -> Result<(), TestCaseError> {
+        if let Some(inv) = inverse {
+            let pivots = pivot_conditions(a);
+            prop_assert!(pivots <= MAX_BLOCK_CONDITION * (1.0 + 1e-8));
+            let bound = 60.0 * f64::EPSILON * pivots;
+            let err = (a * inv - SMatrix::<f64, N, N>::identity()).norm();
+            prop_assert!(err <= bound, "AA⁻¹ − I: {err:e}, bound {bound:e}");
+            let lu = a.try_inverse().expect("invertible where the blocks are");
+            let lu_err = f64::EPSILON * condition(a);
+            prop_assert!((inv - lu).norm() <= (bound + lu_err) * lu.norm());
+        }
+        Ok(())
     }
 
     proptest! {
-        /// Where it inverts, the block formula's inverse is one: $AA^{-1} = I$ and LU's
-        /// inverse to the rounding of two explicit inverses compounding,
-        /// $c\thinspace u\thinspace\kappa(P)\thinspace\kappa(T)$ with a margin $c = 60$ (ten
-        /// times the dimension, chosen, not derived; LU's own inverse is off by up to
-        /// $u\thinspace\kappa(A)$), with $\kappa(P)\thinspace\kappa(T)$ within
-        /// [`MAX_BLOCK_CONDITION`].
+        /// [`check_inverse`] on a link's body block: 6 × 6, entries in [−1, 1] plus a
+        /// shift on the diagonal.
         #[test]
         fn block_inverse_is_the_inverse(
             entries in prop::collection::vec(-1.0f64..1.0, 36),
             shift in 0.0f64..4.0,
         ) {
-            let a = matrix(&entries, shift);
-            if let Some(inv) = inverse_by_blocks(&a) {
-                let pivots = pivot_conditions(&a);
-                prop_assert!(pivots <= MAX_BLOCK_CONDITION * (1.0 + 1e-8));
-                let bound = 60.0 * f64::EPSILON * pivots;
-                let err = (a * inv - Matrix6::identity()).norm();
-                prop_assert!(err <= bound, "AA⁻¹ − I: {err:e}, bound {bound:e}");
-                let lu = a.try_inverse().expect("invertible where the blocks are");
-                let lu_err = f64::EPSILON * condition(&a);
-                prop_assert!((inv - lu).norm() <= (bound + lu_err) * lu.norm());
-            }
+            let a = Matrix6::from_column_slice(&entries) + Matrix6::identity() * shift;
+            check_inverse(&a, inverse_by_blocks::<6, 3>(&a))?;
+        }
+
+        /// [`check_inverse`] on a five-row link's Schur complement: 5 × 5, a 2 × 2
+        /// trailing block.
+        #[test]
+        fn five_row_block_inverse_is_the_inverse(
+            entries in prop::collection::vec(-1.0f64..1.0, 25),
+            shift in 0.0f64..4.0,
+        ) {
+            let a = SMatrix::<f64, 5, 5>::from_column_slice(&entries)
+                + SMatrix::<f64, 5, 5>::identity() * shift;
+            check_inverse(&a, inverse_by_blocks::<5, 2>(&a))?;
         }
 
         /// A symmetric positive definite matrix (a body's mass matrix) is never refused
@@ -766,7 +802,7 @@ mod tests {
             let b = Matrix6::from_column_slice(&entries);
             let a = b * b.transpose() + Matrix6::identity() * shift;
             if pivot_conditions(&a) <= MAX_BLOCK_CONDITION * (1.0 - 1e-8) {
-                prop_assert!(inverse_by_blocks(&a).is_some());
+                prop_assert!(inverse_by_blocks::<6, 3>(&a).is_some());
             }
         }
     }
@@ -782,11 +818,11 @@ mod tests {
             p[(i + 3, i)] = 1.0;
         }
         assert!(p.try_inverse().is_some());
-        assert!(inverse_by_blocks(&p).is_none());
+        assert!(inverse_by_blocks::<6, 3>(&p).is_none());
         let mut t = Matrix6::identity();
         t[(5, 5)] = 1e-14;
-        assert!(inverse_by_blocks(&t).is_none());
-        assert!(inverse_by_blocks(&Matrix6::identity()).is_some());
+        assert!(inverse_by_blocks::<6, 3>(&t).is_none());
+        assert!(inverse_by_blocks::<6, 3>(&Matrix6::identity()).is_some());
     }
 
     /// $\begin{bmatrix}\varepsilon I & I\\\\ I & I\end{bmatrix}$: both pivot blocks are
@@ -803,6 +839,6 @@ mod tests {
         }
         assert!(condition(&a) < 20.0);
         assert!(pivot_conditions(&a) < 10.0);
-        assert!(inverse_by_blocks(&a).is_none());
+        assert!(inverse_by_blocks::<6, 3>(&a).is_none());
     }
 }
