@@ -150,8 +150,8 @@ type SlotBlocks = [[Matrix6<f64>; 2]; 2];
 /// A group's row block eliminated onto its bodies: $D_g^{-1}$ and $X_g = D_g^{-1}G_g$
 /// (zero in the columns of a slot without a dynamic body), both on the group's rows
 /// alone (zero beyond them). $D_g^{-1}$ is inverted outright through the LU of $D_g$ with
-/// partial pivoting, as [`crate::tree`] inverts its Schur complements: a solve with it is
-/// one small product, and in a full solve its rounding is removed with the rest by
+/// partial pivoting, as [`crate::tree`] inverts the Schur complements of links with
+/// other than five rows: a solve with it is one small product, and in a full solve its rounding is removed with the rest by
 /// iterative refinement ([`ReducedLu::solve`]).
 struct Eliminated {
     d_inv: Matrix6<f64>,
@@ -410,11 +410,13 @@ impl ReducedLu {
     /// Iterative refinement follows the solve: the residual of the unreduced
     /// system at the solution is solved for with the same factors and added, while it
     /// at least halves and is above [`REFINED`] times the right-hand side (at most
-    /// [`MAX_REFINEMENTS`] times). A correction contracts the residual by about its
-    /// relative size $\rho = |r|/|b|$ before it (the factors' relative error); where that
-    /// predicts $\rho|r|$ below a tenth of [`REFINED`]$\,|b|$, the refinement ends without
-    /// computing the residual again to confirm it (the chain of 50 links: first
-    /// residuals of $10^{-10}$–$10^{-6}$, corrected to $10^{-15}$–$10^{-13}$). The penalty-like blocks of hard rows are about
+    /// [`MAX_REFINEMENTS`] times). A correction is taken to contract the residual by
+    /// the first residual's relative size $\rho = |r_0|/|b|$ (a heuristic: $\rho$ bounds
+    /// the factors' relative error from below, not above); where that predicts
+    /// $\rho|r|$ below a tenth of [`REFINED`]$\,|b|$, the refinement ends without
+    /// computing the residual again to confirm it. Measured on the chain of 50 links:
+    /// first residuals of $10^{-10}$–$10^{-6}$, one correction from any $\rho \le 3\cdot10^{-7}$
+    /// landed at $10^{-15}$–$10^{-13}$. The penalty-like blocks of hard rows are about
     /// $1/\delta = 10^{10}$ times the bodies' masses, so the reduced solve alone can leave
     /// relative errors near $\epsilon/\delta \approx 10^{-6}$; refined, the direction is as
     /// accurate as a solve of the unreduced system. One step was not always enough: a
@@ -524,6 +526,9 @@ impl Unreduced<'_> {
         };
         let scale = size(b_u, b_g);
         let mut previous = f64::INFINITY;
+        // The first residual's relative size: the rate a correction is taken to contract
+        // the residual by.
+        let mut rate = None;
         for _ in 0..MAX_REFINEMENTS {
             // Residual of the unreduced system: r_u = b_u − A Δu + Σ hF_gᵀ Δλ_g,
             // r_g = b_g − G_g Δu − D_g Δλ_g.
@@ -542,9 +547,10 @@ impl Unreduced<'_> {
             let (cu, cl) = solve(&r_u, &r_g)?;
             du.iter_mut().zip(&cu).for_each(|(d, c)| *d += c);
             dl.iter_mut().zip(&cl).for_each(|(d, c)| *d += c);
-            // The next residual is about r·(r/scale): below REFINED with a tenfold
-            // margin, it is not computed to confirm it.
-            if r * (r / scale) <= 0.1 * REFINED * scale {
+            // The next residual is taken to be about r·rate: below REFINED with a
+            // tenfold margin, it is not computed to confirm it.
+            let rate = *rate.get_or_insert(r / scale);
+            if r * rate <= 0.1 * REFINED * scale {
                 break;
             }
         }

@@ -477,7 +477,8 @@ where
     v: OMatrix<f64, U6, M>,
     /// $G_b$.
     g: OMatrix<f64, M, U6>,
-    /// $S^{-1}$, from the LU of $S$ with partial pivoting.
+    /// $S^{-1}$: by [`inverse_by_blocks`] for five rows, else from the LU of $S$ with
+    /// partial pivoting.
     s_inv: OMatrix<f64, M, M>,
     /// $X_b = K_b^{-1}C_{bp}$: its body rows and its constraint rows.
     x_body: Matrix6<f64>,
@@ -591,8 +592,8 @@ fn angular_only(m: &Matrix6<f64>) -> bool {
         && m.fixed_view::<3, 3>(3, 0).iter().all(|&x| x == 0.0)
 }
 
-/// The largest product of the condition numbers of the two 3 × 3 pivot blocks that
-/// [`inverse_by_blocks`] inverts outright: each explicit inverse loses its block's
+/// The largest product of the condition numbers of the two pivot blocks (the leading
+/// 3 × 3 and the trailing Schur complement) that [`inverse_by_blocks`] inverts outright: each explicit inverse loses its block's
 /// condition number in digits, and the Schur complement carries the first one's into
 /// the second, so (with [`MAX_BLOCK_GROWTH`]) a block inverse is good to about
 /// $10^{-10}$ before the solve's iterative refinement.
@@ -606,7 +607,8 @@ const MAX_BLOCK_CONDITION: f64 = 1e6;
 /// and always passes.
 const MAX_BLOCK_GROWTH: f64 = 10.0;
 
-/// $A^{-1}$ of a 6 × 6 matrix through its 3 × 3 blocks,
+/// $A^{-1}$ of an $N\times N$ matrix through its leading 3 × 3 and trailing $D\times D$
+/// blocks ($N = 3 + D$: a body block's 6, a five-row link's 5),
 /// $A = \begin{bmatrix}P & Q\\\\ R & S\end{bmatrix}$: with $X = P^{-1}Q$, $Y = RP^{-1}$ and
 /// the Schur complement $T = S - RX$,
 /// $$A^{-1} = \begin{bmatrix}P^{-1} + XT^{-1}Y & -XT^{-1}\\\\ -T^{-1}Y & T^{-1}\end{bmatrix}.$$
@@ -620,7 +622,7 @@ fn inverse_by_blocks<const N: usize, const D: usize>(
 where
     Const<D>: DimMin<Const<D>, Output = Const<D>>,
 {
-    debug_assert_eq!(N, 3 + D, "a 3 × 3 leading block");
+    const { assert!(N == 3 + D, "a 3 × 3 leading block") };
     /// The inverse and its condition number.
     fn inverse<const K: usize>(m: &SMatrix<f64, K, K>) -> Option<(SMatrix<f64, K, K>, f64)>
     where
@@ -747,7 +749,7 @@ mod tests {
     /// Where it inverts, the block formula's inverse is one: $AA^{-1} = I$ and LU's
     /// inverse to the rounding of two explicit inverses compounding,
     /// $c\thinspace u\thinspace\kappa(P)\thinspace\kappa(T)$ with a margin $c = 60$ (ten
-    /// times the dimension, chosen, not derived; LU's own inverse is off by up to
+    /// times the largest dimension, chosen, not derived; LU's own inverse is off by up to
     /// $u\thinspace\kappa(A)$), with $\kappa(P)\thinspace\kappa(T)$ within
     /// [`MAX_BLOCK_CONDITION`].
     fn check_inverse<const N: usize>(

@@ -195,8 +195,17 @@ fn scene(nd: usize, seed: u64, loop_edge: bool, hard_contacts: bool, massless: b
                 } else {
                     masses[c].min(masses[p])
                 };
-            cross.push((c, p, n.matrix6(scale)));
-            cross.push((p, c, n.matrix6(scale)));
+            // Half of them on the rotations alone, as a revolute, ball or fixed
+            // joint's stiffness couples the two bodies (the factorization's shortcut).
+            let angular = n.unit() < 0.5;
+            for (i, j) in [(c, p), (p, c)] {
+                let mut m = n.matrix6(scale);
+                if angular {
+                    m.fixed_rows_mut::<3>(0).fill(0.0);
+                    m.fixed_view_mut::<3, 3>(3, 0).fill(0.0);
+                }
+                cross.push((i, j, m));
+            }
         }
     }
     for b in 0..nd {
