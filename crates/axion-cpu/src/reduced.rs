@@ -151,8 +151,8 @@ type SlotBlocks = [[Matrix6<f64>; 2]; 2];
 /// (zero in the columns of a slot without a dynamic body), both on the group's rows
 /// alone (zero beyond them). $D_g^{-1}$ is inverted outright through the LU of $D_g$ with
 /// partial pivoting, as [`crate::tree`] inverts the Schur complements of links with
-/// other than five rows: a solve with it is one small product, and in a full solve its rounding is removed with the rest by
-/// iterative refinement ([`ReducedLu::solve`]).
+/// other than five rows: a solve with it is one small product, and in a full solve its
+/// rounding is removed with the rest by iterative refinement ([`ReducedLu::solve`]).
 struct Eliminated {
     d_inv: Matrix6<f64>,
     x: GroupJacobian,

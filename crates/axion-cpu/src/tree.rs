@@ -453,20 +453,20 @@ impl PivotedBlock {
 ///   \qquad x' = A_{bb}^{-1}r,\quad y = S^{-1}(s - G_bx').$$
 /// These are the pivots of the block's LU in the module doc's order, without the
 /// pivot search over the whole block (and the rows padded to six, a revolute or
-/// prismatic joint's held at five, not the whole block to twelve): $A_{bb}$ is a body's articulated mass matrix,
-/// with its one-body groups' penalty-like blocks $hF_g^\top D_g^{-1}G_g$ (a foot pressed
-/// by hard contacts), inverted outright (through its 3 × 3 blocks,
-/// [`inverse_by_blocks`], or by LU with partial pivoting where those blocks are
-/// ill-conditioned or would grow) — a 6 × 6 product is cheaper than the triangular
-/// solves, and the rounding of an ill-conditioned $A_{bb}$ is removed with the rest by
-/// iterative refinement ([`crate::reduced::ReducedLu::solve`]; the tests hold the
-/// refined solve backward stable with hard contacts) — and $S$ is the inverse inertia
-/// its joint sees, inverted outright too: by the same block formula where it has
-/// [`FIVE_ROWS`] (a 3 × 3 and a 2 × 2 pivot block) and passes its guards, else through
-/// its LU with partial pivoting (it is as singular as the joint's rows are redundant;
-/// a singular one sends the block to [`PivotedBlock`]), for the same reason: the chord
-/// steps' solves with kept factors are matrix products. `M` is the link's row
-/// dimension ([`FIVE_ROWS`] or [`SMALL`] on the stack, or dynamic).
+/// prismatic joint's held at five, not the whole block to twelve): $A_{bb}$ is a body's
+/// articulated mass matrix, with its one-body groups' penalty-like blocks
+/// $hF_g^\top D_g^{-1}G_g$ (a foot pressed by hard contacts), inverted outright
+/// (through its 3 × 3 blocks, [`inverse_by_blocks`], or by LU with partial pivoting
+/// where those blocks are ill-conditioned or would grow) — a 6 × 6 product is cheaper
+/// than the triangular solves, and the rounding of an ill-conditioned $A_{bb}$ is
+/// removed with the rest by iterative refinement ([`crate::reduced::ReducedLu::solve`];
+/// the tests hold the refined solve backward stable with hard contacts) — and $S$ is
+/// the inverse inertia its joint sees, inverted outright too: by the same block
+/// formula where it has [`FIVE_ROWS`] (a 3 × 3 and a 2 × 2 pivot block) and passes its
+/// guards, else through its LU with partial pivoting (it is as singular as the joint's
+/// rows are redundant; a singular one sends the block to [`PivotedBlock`]), for the
+/// same reason: the chord steps' solves with kept factors are matrix products. `M` is
+/// the link's row dimension ([`FIVE_ROWS`] or [`SMALL`] on the stack, or dynamic).
 struct LinkBlock<M: DimMin<M, Output = M>>
 where
     DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6> + Allocator<M>,
@@ -593,10 +593,11 @@ fn angular_only(m: &Matrix6<f64>) -> bool {
 }
 
 /// The largest product of the condition numbers of the two pivot blocks (the leading
-/// 3 × 3 and the trailing Schur complement) that [`inverse_by_blocks`] inverts outright: each explicit inverse loses its block's
-/// condition number in digits, and the Schur complement carries the first one's into
-/// the second, so (with [`MAX_BLOCK_GROWTH`]) a block inverse is good to about
-/// $10^{-10}$ before the solve's iterative refinement.
+/// 3 × 3 and the trailing Schur complement) that [`inverse_by_blocks`] inverts
+/// outright: each explicit inverse loses its block's condition number in digits, and
+/// the Schur complement carries the first one's into the second, so (with
+/// [`MAX_BLOCK_GROWTH`]) a block inverse is good to about $10^{-10}$ before the solve's
+/// iterative refinement.
 const MAX_BLOCK_CONDITION: f64 = 1e6;
 
 /// The largest $\lVert RP^{-1}Q\rVert_F / \lVert S\rVert_F$ [`inverse_by_blocks`] accepts:
