@@ -47,11 +47,18 @@ struct Params {
     linear_chunk: u32,
     // Joint-limit slots: count, first word in model_u, first float in model_f, first row.
     limits: vec4<u32>,
-    // GpuSettings::friction_creep (see `contact_rows`).
+    // GpuSettings::friction_creep and fallback_creep (see `contact_rows`, `retry`).
     friction_creep: f32,
+    fallback_creep: f32,
+    // Attempts at a step: 2 with a retry (`retry`), else 1.
+    attempts: u32,
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    // The tree's plan (step_tree.wgsl): its bodies (0: the Newton system is not solved
+    // along the tree), groups, first words of the bodies and groups in model_u;
+    tree: vec4<u32>,
+    // first words of its entries and of its joints' tree sides in model_u, scratch
+    // floats of its factors, padding.
+    tree_more: vec4<u32>,
 }
 
 // Whether the model has contact pairs or joint limits (unilateral rows): a pipeline
@@ -343,6 +350,7 @@ fn evaluate() -> Eval {
         let dva = inverse_ang(b, q, ha);
         sset3(s_dv + 6u * b, dvl);
         sset3(s_dv + 6u * b + 3u, dva);
+        // The angular part in the kinetic-energy norm, √(dvaᵀ I_w dva / m).
         let gy = body_gyration(b);
         ev.merit += dot(dvl, dvl) + gy * gy * dot(dva, dva);
         ev.dyn_norm = max(ev.dyn_norm, max(amax3(dvl), gy * amax3(dva)));
@@ -386,8 +394,9 @@ fn set_active(on: bool) {
     }
 }
 // Asks for all of the chunk's workgroups in the dispatch of triple `slot` of
-// next_dispatch: slot k is Newton iteration k's, slot max_newton + k c + j − 1 its j-th
-// `step_direction_more` (c = continuations()).
+// next_dispatch: slot k is Newton iteration k's (of max_newton × attempts in all), slot
+// max_newton × attempts + k c + j − 1 its j-th `step_direction_more`
+// (c = continuations()).
 fn ask_dispatch(slot: u32) {
     let at = 3u * slot;
     atomicMax(&next_dispatch[at], (P.worlds + WORKGROUP - 1u) / WORKGROUP);
@@ -437,19 +446,18 @@ fn enter(gid: vec3<u32>) -> bool {
     return true;
 }
 
-// The step is six kernels, dispatched in this order by the host: `step_begin`, then
-// `max_newton` times `step_direction` (and `step_direction_more` as often as the linear
-// iteration cap needs), `step_update` and `step_search`, then `step_finish`. A world
+// The step is seven kernels, dispatched in this order by the host: `step_begin`, then
+// `max_newton` times `step_factor`, `step_direction` (and `step_direction_more` as often
+// as the linear iteration cap needs), `step_update` and `step_search`, then
+// `step_finish`. A world
 // that has converged, stalled or failed stays inactive in the
 // later dispatches. The iterations are dispatched indirectly, with the workgroups the
 // still active worlds asked for (set_active): none once every world has stopped.
 
-// Starts from u⁻ and the previous step's multipliers; evaluates the residuals.
-@compute @workgroup_size(WORKGROUP)
-fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if !enter(gid) {
-        return;
-    }
+// The step's first iterate (u⁻ and the previous step's multipliers), the drives'
+// coordinates at its start and, with contacts, the contacts and joint limits in reach;
+// returns the active contact slots.
+fn begin_rows() -> u32 {
     start_iterate();
     set_status(ST_LAGGED, 0.0);
     for (var k = 0u; k < 6u * P.bodies; k++) {
@@ -472,7 +480,17 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
         count = detect_contacts();
         detect_limits();
     }
-    set_status(ST_COUNT, f32(count));
+    return count;
+}
+
+// Starts from u⁻ and the previous step's multipliers; evaluates the residuals.
+@compute @workgroup_size(WORKGROUP)
+fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) {
+        return;
+    }
+    set_status(ST_ATTEMPT, 0.0);
+    set_status(ST_COUNT, f32(begin_rows()));
     let e = evaluate();
     store_eval(e);
     set_status(ST_MERIT0, e.merit);
@@ -486,8 +504,19 @@ fn step_begin(@builtin(global_invocation_id) gid: vec3<u32>) {
     check_loops();
 }
 
-// The Schur solve of an active world's Newton direction (the residuals of its current
-// iterate are in scratch): its set-up and first `P.linear_chunk` iterations.
+// The Schur system of an active world's Newton direction (the residuals of its current
+// iterate are in scratch): its set-up and its factorization along the tree.
+@compute @workgroup_size(WORKGROUP)
+fn step_factor(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) || status(ST_ACTIVE) < 0.5 {
+        return;
+    }
+    prepare_direction();
+    check_loops();
+}
+
+// The Schur solve of an active world's Newton direction: its first `P.linear_chunk`
+// iterations.
 @compute @workgroup_size(WORKGROUP)
 fn step_direction(@builtin(global_invocation_id) gid: vec3<u32>) {
     if !enter(gid) || status(ST_ACTIVE) < 0.5 {
@@ -546,25 +575,74 @@ fn keep_best(merit: f32) {
 
 // Stores an accepted iterate's evaluation and decides whether the world goes on. With
 // contacts, a world that stops unconverged returns to its best iterate, as on the CPU
-// (a converged iterate is kept as it is).
+// (a converged iterate is kept as it is); its first attempt is then solved again from
+// the step's start with zero contact and limit forces and the fallback creep (`creep`;
+// the CPU's last attempt before splitting, docs/step.md, "A step solved again"), for
+// another `max_newton` iterations, full steps first; if that one fails too, the first
+// attempt's best iterate is kept, as on the CPU. (One call site of `evaluate` here and one in `search`: lavapipe's compiler
+// inlines every call, and more copies of the residuals made the kernel's compilation
+// take minutes.)
 fn accept(e: Eval, stalled: bool) {
     store_eval(e);
-    let done = stalled || converged(e) || status(ST_ITERATIONS) >= f32(P.max_newton);
+    let cap = f32(P.max_newton) * (status(ST_ATTEMPT) + 1.0);
+    let done = stalled || converged(e) || status(ST_ITERATIONS) >= cap;
     set_active(!done);
     if !CONTACTS {
         return;
     }
     if e.merit < status(ST_BEST) {
         keep_best(e.merit);
-    } else if done && !converged(e) && status(ST_BEST) < e.merit {
-        for (var k = 0u; k < 6u * P.bodies; k++) {
-            sset(s_u + k, sget(s_ub + k));
-        }
-        for (var i = 0u; i < P.rows; i++) {
-            sset(s_l + i, sget(s_lb + i));
-        }
-        store_eval(evaluate());
     }
+    if !done || converged(e) {
+        return;
+    }
+    let retry = status(ST_ATTEMPT) < 0.5 && P.attempts > 1u;
+    if retry {
+        copy_iterate(s_ub, s_lb, s_ub0, s_lb0);
+        set_status(ST_ATTEMPT, 1.0);
+        set_status(ST_LAGGED, 0.0);
+        start_iterate();
+        // From zero contact and limit forces (the CPU's last attempt before it splits
+        // the step): a landing's warm-started forces can hold the iteration away from
+        // the solution.
+        for (var i = P.contact_row0; i < P.rows; i++) {
+            sset(s_l + i, 0.0);
+        }
+    } else if status(ST_ATTEMPT) > 0.5 {
+        set_status(ST_ATTEMPT, 0.0);
+        copy_iterate(s_ub0, s_lb0, s_u, s_l);
+    } else if status(ST_BEST) < e.merit {
+        copy_iterate(s_ub, s_lb, s_u, s_l);
+    } else {
+        return;
+    }
+    let f = evaluate();
+    store_eval(f);
+    if retry {
+        set_status(ST_MERIT0, f.merit);
+        keep_best(f.merit);
+        set_active(!converged(f));
+    }
+}
+
+// Copies the velocities and multipliers at `u_from`, `l_from` to `u_to`, `l_to`.
+fn copy_iterate(u_from: u32, l_from: u32, u_to: u32, l_to: u32) {
+    for (var k = 0u; k < 6u * P.bodies; k++) {
+        sset(u_to + k, sget(u_from + k));
+    }
+    for (var i = 0u; i < P.rows; i++) {
+        sset(l_to + i, sget(l_from + i));
+    }
+}
+
+// Newton iterations of the current attempt.
+fn attempt_iterations() -> f32 {
+    return status(ST_ITERATIONS) - f32(P.max_newton) * status(ST_ATTEMPT);
+}
+
+// The friction creep of the current attempt.
+fn creep() -> f32 {
+    return select(P.friction_creep, P.fallback_creep, status(ST_ATTEMPT) > 0.5);
 }
 
 // The step along the direction. With contacts (as on the CPU, docs/step.md) the full step
@@ -583,53 +661,60 @@ fn step_search(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 fn search() {
-    let full_steps = CONTACTS && status(ST_ITERATIONS) <= FULL_STEPS;
-    if full_steps {
-        set_trial(1.0);
-        let trial = evaluate();
-        if finite(trial.merit) && trial.merit < EXPLOSION * status(ST_MERIT0) {
-            accept(trial, false);
-            return;
-        }
-    }
+    let full_steps = CONTACTS && attempt_iterations() <= FULL_STEPS;
     let merit = status(ST_MERIT);
-    var alpha = 1.0;
+    let b = P.max_backtracks;
     var backtracks = status(ST_BACKTRACKS);
-    for (var k = 0u; k <= P.max_backtracks; k++) {
-        set_trial(alpha);
+    // The trials in order, each one evaluation (one call site, see `accept`): 0 the full
+    // step while full steps are taken; 1 … b + 1 Armijo's α = 1, ½, …; b + 2 the full
+    // step after the backtracks; b + 3 the current iterate (stalled); b + 4 the step's
+    // first iterate with the coupling lagged.
+    var accepted = Eval(0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    var stalled = false;
+    for (var t = 0u; t <= b + 4u; t++) {
+        if (t == 0u && !full_steps) || (t == b + 2u && !(CONTACTS && !full_steps)) {
+            continue;
+        }
+        var alpha = 1.0;
+        if t >= 1u && t <= b + 1u {
+            alpha = exp2(-f32(t - 1u));
+        } else if t == b + 3u {
+            alpha = 0.0;
+        }
+        if t == b + 4u {
+            // The coupled iteration stalled: with statically indeterminate contacts (four
+            // corners of a box) the coupling can make the Schur system nearly singular in a
+            // way the symmetric one is not. Start the step again from its first iterate
+            // with the coupling lagged.
+            set_status(ST_LAGGED, 1.0);
+            start_iterate();
+        } else {
+            set_trial(alpha);
+        }
         let trial = evaluate();
-        if finite(trial.merit) && trial.merit <= (1.0 - 1e-4 * alpha) * merit {
-            set_status(ST_BACKTRACKS, backtracks);
-            accept(trial, false);
-            return;
+        var ok = finite(trial.merit);
+        if t >= 1u && t <= b + 1u {
+            ok = ok && trial.merit <= (1.0 - 1e-4 * alpha) * merit;
+            if !ok && t <= b {
+                backtracks += 1.0;
+            }
+        } else if t == 0u || t == b + 2u {
+            ok = ok && trial.merit < EXPLOSION * status(ST_MERIT0);
+        } else if t == b + 3u {
+            // Stalled: the current iterate, unless the coupled iteration starts again.
+            ok = !(CONTACTS && status(ST_LAGGED) < 0.5 && has_couplings());
+            stalled = true;
+        } else {
+            stalled = false;
+            ok = true;
         }
-        if k < P.max_backtracks {
-            backtracks += 1.0;
+        if ok {
+            accepted = trial;
+            break;
         }
-        alpha *= 0.5;
     }
     set_status(ST_BACKTRACKS, backtracks);
-    if CONTACTS && !full_steps {
-        set_trial(1.0);
-        let trial = evaluate();
-        if finite(trial.merit) && trial.merit < EXPLOSION * status(ST_MERIT0) {
-            accept(trial, false);
-            return;
-        }
-    }
-    set_trial(0.0);
-    let current = evaluate();
-    if CONTACTS && status(ST_LAGGED) < 0.5 && has_couplings() {
-        // The coupled iteration stalled: with statically indeterminate contacts (four
-        // corners of a box) the coupling can make the Schur system nearly singular in a
-        // way the symmetric one is not. Start the step again from its first iterate
-        // with the coupling lagged.
-        set_status(ST_LAGGED, 1.0);
-        start_iterate();
-        accept(evaluate(), false);
-        return;
-    }
-    accept(current, true);
+    accept(accepted, stalled);
 }
 
 // The step's first iterate: the velocities and multipliers of the state (warm start).
@@ -725,4 +810,21 @@ fn probe_unilateral(@builtin(global_invocation_id) gid: vec3<u32>) {
         contact_rows(k);
     }
     limit_rows();
+}
+
+// For the tests: the Newton system of a step's first iteration from the state, set up
+// as `step_begin` and `step_factor` do, and where it is solved along the tree
+// (ST_TREE), its solution Δu (s_du) and Δλ (s_x), with the system itself in scratch
+// (the rows' J, C and residuals, h'_dyn in s_hdf, M̂_bb in s_tm, the couplings in s_tn).
+@compute @workgroup_size(WORKGROUP)
+fn probe_tree(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if !enter(gid) {
+        return;
+    }
+    begin_rows();
+    evaluate();
+    prepare_direction();
+    if status(ST_TREE) > 0.5 {
+        tree_backward();
+    }
 }

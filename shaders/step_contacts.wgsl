@@ -418,7 +418,7 @@ fn contact_rows(k: u32) -> ContactNorms {
         r_hat = max(r_hat, dot(dir * dir * s2, w.yz));
     }
     let rho_t = 1.0 / (h * r_hat);
-    let creep = P.friction_creep;
+    let creep = creep();
     let y = lam * (1.0 - creep) - v * rho_t;
     let radius = sget(c + C_MU) * max(lam_n, 0.0);
     let y_norm = length(y);

@@ -67,12 +67,13 @@ fn row_weight(i: u32) -> f32 {
     return w;
 }
 
-// The Newton direction, first part: the fixed rows' steps Δλ_f are moved to the
-// right-hand side, h'_dyn = h_dyn − h J_fᵀ Δλ_f, and the Schur system
-// A Δλ = (J M⁻¹ h'_dyn − h_c)/h of the other rows is solved from Δλ = 0 by
-// Jacobi-preconditioned conjugate residual, or ORTHOMIN with SLIP_COUPLING (into s_x;
-// see `update` for the rest).
-fn solve() {
+// The Newton direction, first part (kernel `step_factor`): the fixed rows' steps Δλ_f
+// are moved to the right-hand side, h'_dyn = h_dyn − h J_fᵀ Δλ_f, the Schur system
+// A Δλ = (J M⁻¹ h'_dyn − h_c)/h of the other rows is set up (right-hand side, the
+// regularisation δ, the Jacobi preconditioner), and on a model whose rows all lie on
+// its tree the whole Newton system is factorized along it (`tree_factor`; ST_TREE says
+// whether that succeeded).
+fn prepare_direction() {
     let h = P.h;
     accumulate_stiffness();
     prepare_mass();
@@ -97,12 +98,9 @@ fn solve() {
         sset3(s_hdf + 6u * b + 3u, sget3(s_hd + 6u * b + 3u) - fa);
     }
     for (var i = 0u; i < P.rows; i++) {
-        sset(s_x + i, 0.0);
         if CONTACTS && sget(s_fix + i) > 0.5 {
             sset(s_rhs + i, 0.0);
             sset(s_pre + i, 0.0);
-            sset(s_r + i, 0.0);
-            sset(s_z + i, 0.0);
             continue;
         }
         // rhs and preconditioner; C_i gets the regularisation δ w_i.
@@ -125,8 +123,29 @@ fn solve() {
             pre = 1.0 / diag;
         }
         sset(s_pre + i, pre);
+    }
+    // With the slip force's coupling lagged (a coupled iteration that stalled), the Krylov
+    // solve (`search`, `has_couplings`): the lagged form is a fixed-point iteration on
+    // the slip force that the exact steps along the tree overshoot.
+    let lagged = CONTACTS && status(ST_LAGGED) > 0.5;
+    set_status(ST_TREE, select(0.0, 1.0, tree_on() && !lagged && tree_factor()));
+}
+
+// The Newton direction, second part (kernel `step_direction`): along the tree where it
+// was factorized (`tree_backward`: Δu and Δλ at once), else the Schur system solved
+// from Δλ = 0 by the Jacobi-preconditioned conjugate residual, or ORTHOMIN with
+// SLIP_COUPLING (into s_x; see `update` for the rest).
+fn solve() {
+    if status(ST_TREE) > 0.5 {
+        tree_backward();
+        set_status(ST_LIN_IT, 1.0);
+        set_status(ST_LIN_DONE, 1.0);
+        return;
+    }
+    for (var i = 0u; i < P.rows; i++) {
+        sset(s_x + i, 0.0);
         sset(s_r + i, sget(s_rhs + i));
-        sset(s_z + i, pre * sget(s_rhs + i));
+        sset(s_z + i, sget(s_pre + i) * sget(s_rhs + i));
     }
     let bb = dot_rows(s_rhs, s_rhs);
     set_status(ST_LIN_IT, 0.0);
@@ -176,7 +195,7 @@ fn linear_iterate() {
     let next = u32(status(ST_LIN_IT)) / P.linear_chunk;
     if next >= 1u && next <= continuations() {
         let k = u32(status(ST_ITERATIONS));
-        ask_dispatch(P.max_newton + k * continuations() + next - 1u);
+        ask_dispatch(P.max_newton * P.attempts + k * continuations() + next - 1u);
     }
 }
 
@@ -341,8 +360,9 @@ fn dot_weighted(a: u32, b: u32) -> f32 {
     return s;
 }
 
-// The Newton direction, second part: the fixed rows' steps join the solution,
-// Δu = M⁻¹(h Jᵀ Δλ − h_dyn) over all rows, and friction steps, solved along the basis
+// The Newton direction, third part: the fixed rows' steps join the solution,
+// Δu = M⁻¹(h Jᵀ Δλ − h_dyn) over all rows (unless the solve along the tree gave it),
+// and friction steps, solved along the basis
 // (e1, e2) of their contact, become tangent-frame forces Δλ_t = S(e1 Δ1 + e2 Δ2).
 // Returns false on a non-finite result.
 fn update() -> bool {
@@ -362,25 +382,29 @@ fn update() -> bool {
             ok = false;
         }
     }
+    // The solve along the tree has the velocity steps already.
+    let direct = status(ST_TREE) > 0.5;
     for (var b = 0u; b < P.bodies; b++) {
         if !body_dynamic(b) {
             continue;
         }
-        var fl = vec3<f32>(0.0);
-        var fa = vec3<f32>(0.0);
-        let a0 = model_u[P.adj_offset_base_u + b];
-        let a1 = model_u[P.adj_offset_base_u + b + 1u];
-        for (var a = a0; a < a1; a++) {
-            let i = model_u[P.adj_base_u + 2u * a];
-            let side = model_u[P.adj_base_u + 2u * a + 1u];
-            let x = h * sget(s_x + i);
-            fl += x * jac_lin(i, side);
-            fa += x * jac_ang(i, side);
+        if !direct {
+            var fl = vec3<f32>(0.0);
+            var fa = vec3<f32>(0.0);
+            let a0 = model_u[P.adj_offset_base_u + b];
+            let a1 = model_u[P.adj_offset_base_u + b + 1u];
+            for (var a = a0; a < a1; a++) {
+                let i = model_u[P.adj_base_u + 2u * a];
+                let side = model_u[P.adj_base_u + 2u * a + 1u];
+                let x = h * sget(s_x + i);
+                fl += x * jac_lin(i, side);
+                fa += x * jac_ang(i, side);
+            }
+            sset3(s_du + 6u * b, (fl - sget3(s_hd + 6u * b)) * body_inv_mass(b));
+            sset3(s_du + 6u * b + 3u, minv_ang(b, fa - sget3(s_hd + 6u * b + 3u)));
         }
-        let dul = (fl - sget3(s_hd + 6u * b)) * body_inv_mass(b);
-        let dua = minv_ang(b, fa - sget3(s_hd + 6u * b + 3u));
-        sset3(s_du + 6u * b, dul);
-        sset3(s_du + 6u * b + 3u, dua);
+        let dul = sget3(s_du + 6u * b);
+        let dua = sget3(s_du + 6u * b + 3u);
         if !(finite(dot(dul, dul)) && finite(dot(dua, dua))) {
             ok = false;
         }

@@ -1026,6 +1026,7 @@ pub fn gpu_settings(s: &axion::SceneSettings, base: GpuSettings) -> GpuSettings 
         contact_tolerance: o.contact_tolerance.unwrap_or(base.contact_tolerance),
         contact_margin: o.contact_margin.unwrap_or(base.contact_margin),
         friction_creep: o.friction_creep.unwrap_or(base.friction_creep),
+        fallback_creep: o.fallback_creep.unwrap_or(base.fallback_creep),
         ..base
     }
 }
@@ -1504,7 +1505,8 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "velocity_tolerance": g.velocity_tolerance, "position_tolerance": g.position_tolerance,
                 "contact_tolerance": g.contact_tolerance, "contact_margin": g.contact_margin,
                 "max_linear_iterations": g.max_linear_iterations, "linear_tolerance": g.linear_tolerance,
-                "friction_creep": g.friction_creep,
+                "friction_creep": g.friction_creep, "fallback_creep": g.fallback_creep,
+                "tree_solve": g.tree_solve,
             })
         }
         _ => {

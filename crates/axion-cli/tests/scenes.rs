@@ -249,7 +249,8 @@ fn solver_settings_from_the_file_are_used() {
 
 /// The CPU-only solver settings (recovery speed and rate) and the friction creep reach
 /// the CPU solver; the GPU refuses a scene that sets the CPU-only ones and takes the
-/// creep; values that mean nothing are refused with their name.
+/// creep and the creep of second attempts; values that mean nothing are refused with
+/// their name.
 #[test]
 fn cpu_only_solver_settings() {
     let body = "[[bodies]]\nname = \"a\"\nshapes = [{ type = \"sphere\", radius = 0.1 }]\n";
@@ -269,11 +270,14 @@ fn cpu_only_solver_settings() {
             .contains("recovery_speed, recovery_rate")
     );
     let creep = parse_scene(&format!(
-        "[simulation.solver]\nfriction_creep = 1e-3\n{body}"
+        "[simulation.solver]\nfriction_creep = 1e-3\nfallback_creep = 1e-2\n{body}"
     ))
     .unwrap();
     match scene_backend(&creep.settings, BackendChoice::Gpu).unwrap() {
-        BackendChoice::GpuWith(g) => assert_eq!(g.friction_creep, 1e-3),
+        BackendChoice::GpuWith(g) => {
+            assert_eq!(g.friction_creep, 1e-3);
+            assert_eq!(g.fallback_creep, 1e-2);
+        }
         other => panic!("{other:?}"),
     }
     for (field, value) in [

@@ -13,7 +13,7 @@ use crate::step::{self, Packed, Params};
 
 mod probe;
 pub use probe::{
-    ContactSlotProbe, Detection, LimitProbe, ProbeIterate, RowLinearization, RowProbe,
+    ContactSlotProbe, Detection, LimitProbe, ProbeIterate, RowLinearization, RowProbe, TreeProbe,
 };
 
 /// Newton settings of the GPU backend. The tolerances are those f32 arithmetic can
@@ -74,6 +74,23 @@ pub struct GpuSettings {
     /// the device") and did not help: vision60's drop converged 20–25 of 50 steps with
     /// 1e-5 to 1e-2 against 47 with 1e-6.
     pub friction_creep: f64,
+    /// Precondition the linear solve with the Schur system's factorization along the
+    /// model's tree of bodies (`crate::tree`): exact for the rows on the tree (joints
+    /// between two dynamic bodies, contacts and joints of one dynamic body with static
+    /// ones), the Jacobi diagonal for the rest (contacts between two dynamic bodies,
+    /// joints that close a loop). On a robot on the ground the linear solve then takes
+    /// one or two iterations where Jacobi took up to `max_linear_iterations`. **On by
+    /// default.** Off, or where the factorization of an iteration fails (a singular
+    /// block), the Jacobi preconditioner alone. On an adapter with a loop budget
+    /// (lavapipe) a model whose factorization would not fit in one kernel invocation's
+    /// budget keeps Jacobi.
+    pub tree_solve: bool,
+    /// A step with contacts or joint limits that does not converge in `max_iterations`
+    /// is solved again from its start with this friction creep, for as many iterations
+    /// more, and kept if it converges (the CPU's `SolverSettings::fallback_creep`,
+    /// docs/step.md, "A step solved again"); otherwise the first attempt's best iterate
+    /// is kept. 0 never solves a step again. Default 1e-3, ten times the creep.
+    pub fallback_creep: f64,
     /// Most worlds per chunk. A batch is split into the fewest chunks this and the
     /// adapter allow, of equal size (within one world), each with its own buffers and
     /// dispatches; `None` makes the chunks as large as the adapter binds (lavapipe
@@ -81,6 +98,17 @@ pub struct GpuSettings {
     /// bound the memory of one buffer. Chunking does not change any world's result:
     /// worlds are independent and bitwise reproducible.
     pub max_chunk_worlds: Option<NonZeroUsize>,
+}
+
+impl GpuSettings {
+    /// Attempts at a step: 2 with a retry (`fallback_creep` above the creep), else 1.
+    pub fn attempts(&self) -> usize {
+        if self.fallback_creep > self.friction_creep {
+            2
+        } else {
+            1
+        }
+    }
 }
 
 impl Default for GpuSettings {
@@ -97,7 +125,9 @@ impl Default for GpuSettings {
             contact_tolerance: 1e-4,
             geometric_stiffness: true,
             slip_coupling: true,
-            friction_creep: axion_constraints::friction::projection::FRICTION_CREEP,
+            friction_creep: 1e-4,
+            tree_solve: true,
+            fallback_creep: 1e-3,
             max_chunk_worlds: None,
         }
     }
@@ -133,8 +163,9 @@ struct Chunk {
     /// of buffer `k % 2`, while its kernels write iteration `k + 1`'s into the other
     /// (one buffer cannot be a dispatch's arguments and its writable storage at once).
     /// Its `j`-th `step_direction_more` (of `c` per iteration) has triple
-    /// `max_iterations + k c + j − 1` of buffer `(k + j) % 2`, written by the dispatch
-    /// before it into that buffer while it reads the other.
+    /// `n + k c + j − 1` of buffer `(k + j) % 2` (`n` the iterations recorded,
+    /// `max_iterations` times [`GpuSettings::attempts`]), written by the dispatch before
+    /// it into that buffer while it reads the other.
     dispatch: [wgpu::Buffer; 2],
     /// Group 1 with `dispatch[i]`.
     writes: [wgpu::BindGroup; 2],
@@ -142,7 +173,7 @@ struct Chunk {
 
 impl Chunk {
     /// Records one step: `step_begin`, then each of `iterations` Newton iterations
-    /// (`step_direction`, `more` times `step_direction_more`, `step_update`,
+    /// (`step_factor`, `step_direction`, `more` times `step_direction_more`, `step_update`,
     /// `step_search`) with the workgroups its active worlds asked for (none once every
     /// world has stopped; a continuation, those whose linear solve went on), then
     /// `step_finish`.
@@ -160,8 +191,10 @@ impl Chunk {
         pass.dispatch_workgroups(groups, 1, 1);
         for k in 0..iterations {
             pass.set_bind_group(1, &self.writes[(k + 1) % 2], &[]);
-            pass.set_pipeline(&p.direction);
-            pass.dispatch_workgroups_indirect(&self.dispatch[k % 2], 12 * k as u64);
+            for pipeline in [&p.factor, &p.direction] {
+                pass.set_pipeline(pipeline);
+                pass.dispatch_workgroups_indirect(&self.dispatch[k % 2], 12 * k as u64);
+            }
             if more > 0 {
                 pass.set_pipeline(&p.direction_more);
             }
@@ -235,6 +268,7 @@ pub struct GpuBackend {
 /// The kernels of a step (see `step.wgsl`).
 struct Pipelines {
     begin: wgpu::ComputePipeline,
+    factor: wgpu::ComputePipeline,
     direction: wgpu::ComputePipeline,
     direction_more: wgpu::ComputePipeline,
     update: wgpu::ComputePipeline,
@@ -309,6 +343,7 @@ impl GpuBackend {
         }
         let pipelines = self.ctx.checked(|_| Pipelines {
             begin: self.create_pipeline(contacts, "step_begin"),
+            factor: self.create_pipeline(contacts, "step_factor"),
             direction: self.create_pipeline(contacts, "step_direction"),
             direction_more: self.create_pipeline(contacts, "step_direction_more"),
             update: self.create_pipeline(contacts, "step_update"),
@@ -455,8 +490,13 @@ impl GpuBackend {
             );
         let chunks = split(worlds, most as usize);
         let s = &self.settings;
-        let linear_chunk =
-            packed.linear_chunk(!self.ctx.adapter().is_hardware(), s.max_linear_iterations);
+        let budget = !self.ctx.adapter().is_hardware();
+        // The lagged slip coupling is a fixed-point iteration on the slip force that the
+        // exact steps along the tree overshoot (docs/gpu.md): its models keep the Krylov
+        // solve.
+        let lagged = packed.unilateral() && !s.slip_coupling;
+        let tree = s.tree_solve && !lagged && packed.tree_fits(budget);
+        let linear_chunk = packed.linear_chunk(budget, s.max_linear_iterations);
         // `step_direction` runs `linear_chunk` linear iterations, each of the
         // continuations as many more; the cap and the pass that ends the solve need
         // `max_linear_iterations + 1` in all (`continuations()` in step_linear.wgsl).
@@ -499,13 +539,30 @@ impl GpuBackend {
                 packed.limit_row0() as u32,
             ],
             friction_creep: s.friction_creep as f32,
+            fallback_creep: s.fallback_creep as f32,
+            attempts: s.attempts() as u32,
             pad0: 0,
-            pad1: 0,
-            pad2: 0,
+            tree: [
+                if tree {
+                    packed.tree.bodies.len() as u32
+                } else {
+                    0
+                },
+                packed.tree.groups.len() as u32,
+                packed.tree_base_u[0] as u32,
+                packed.tree_base_u[1] as u32,
+            ],
+            tree_more: [
+                packed.tree_base_u[2] as u32,
+                packed.tree_base_u[3] as u32,
+                packed.tree.floats as u32,
+                0,
+            ],
         };
         let (layout, dispatch_layout) = (&self.layout, &self.dispatch_layout);
         // One triple per Newton iteration and one per continuation of each.
-        let dispatch_bytes = 12 * (s.max_iterations * (1 + continuations)).max(1) as u64;
+        let dispatch_bytes =
+            12 * (s.max_iterations * s.attempts() * (1 + continuations)).max(1) as u64;
         let batch = self.ctx.checked(|ctx| {
             let device = ctx.device();
             let storage = wgpu::BufferUsages::STORAGE;
@@ -714,7 +771,7 @@ impl GpuBackend {
         self.set_step(h)?;
         let batch = self.batch.as_mut().expect("checked above");
         let p = kernels(&self.pipelines, &batch.packed)?;
-        let iterations = self.settings.max_iterations;
+        let iterations = self.settings.max_iterations * self.settings.attempts();
         let more = batch.continuations;
         self.ctx.checked(|ctx| {
             let mut encoder = ctx.device().create_command_encoder(&Default::default());

@@ -203,8 +203,22 @@ shared! {
     RUN_FLAG_SLOTS: usize = 8;
     /// Bits per slot of [`ST_RUN_UNCONVERGED`] (f32 holds integers below 2²⁴ exactly).
     RUN_FLAG_BITS: usize = 24;
+    /// 1 when the current Newton iteration's factorization along the tree succeeded
+    /// (`tree_factor`); the linear solve then takes it as its preconditioner.
+    ST_TREE: usize = 35;
+    /// 1 in the second attempt at a step (`retry`).
+    ST_ATTEMPT: usize = 36;
     /// Statistics per world.
-    STATS: usize = 35;
+    STATS: usize = 37;
+    // The factorization along the tree (`tree.rs`, `step_tree.wgsl`).
+    /// Rows of one group of the tree's elimination at most.
+    TREE_GROUP_MAX: usize = 12;
+    /// Words per body of the tree's plan in `model_u`: body, parent group, first group,
+    /// groups.
+    TREE_BODY_U: usize = 4;
+    /// Words per group of the tree's plan in `model_u`: rows, first entry, child,
+    /// scratch offset.
+    TREE_GROUP_U: usize = 4;
 }
 
 /// The f32 constants of the kernels that are the CPU's numbers (axion-constraints),
@@ -235,6 +249,8 @@ pub(crate) enum Per {
     Limit,
     /// Per contact slot.
     Slot,
+    /// Per float of the tree's factors (`tree::TreePlan::floats`).
+    Tree,
 }
 
 /// Declares [`Scratch`], the first slot of each section of a world's scratch, and
@@ -276,6 +292,7 @@ pub(crate) struct ScratchCounts {
     pub drives: usize,
     pub limits: usize,
     pub slots: usize,
+    pub tree: usize,
 }
 
 impl ScratchCounts {
@@ -286,6 +303,7 @@ impl ScratchCounts {
             Per::Drive => self.drives,
             Per::Limit => self.limits,
             Per::Slot => self.slots,
+            Per::Tree => self.tree,
         }
     }
 }
@@ -345,12 +363,25 @@ scratch! {
     /// The best iterate of a step with contacts: velocities and multipliers.
     ub: Body * 6;
     lb: Row * 1;
+    /// The best iterate of a step's first attempt, kept while it is solved again.
+    ub0: Body * 6;
+    lb0: Row * 1;
     /// Per joint-limit slot: active (1 or 0) and $w = J\tilde M^{-1}J^\top$.
     lim: Limit * LIMIT_S;
     /// A fixed row's coupling to the previous row (`couple_to_previous`).
     cpl: Row * 1;
     /// The contact slots (`CONTACT_S` floats each, at the `C_*` offsets).
     con: Slot * CONTACT_S;
+    /// The factors of the tree's groups (`tree::Group::floats` each).
+    tree: Tree * 1;
+    /// Each body's velocity $v_b$ in a solve along the tree.
+    tv: Body * 6;
+    /// The direct solve along the tree: each body's Newton block $\hat M_{bb}$, its
+    /// couplings to its tree parent ($N_{b,p}$, $N_{p,b}$) and its final mobility $\Phi_b$
+    /// (6 × 6 each, by 3 × 3 blocks).
+    tm: Body * 36;
+    tn: Body * 72;
+    tphi: Body * 36;
 }
 
 /// The WGSL of the scratch layout: a private `s_<name>` per section of `SCRATCH` and
@@ -365,6 +396,7 @@ pub fn wgsl_scratch() -> String {
             Per::Drive => "P.drives",
             Per::Limit => "P.limits.x",
             Per::Slot => "contact_slots()",
+            Per::Tree => "P.tree_more.z",
         };
         vars.push_str(&format!("var<private> s_{name}: u32;\n"));
         body.push_str(&format!("    s_{name} = o;\n    o += {count}u * {of};\n"));
@@ -428,6 +460,8 @@ mod tests {
             ST_RUN_ITERATIONS,
             ST_RUN_MAX,
             ST_RUN_STEPS,
+            ST_TREE,
+            ST_ATTEMPT,
         ];
         let mut used: Vec<usize> = single.to_vec();
         used.extend(ST_LIN_NORM..ST_LIN_NORM + 3);

@@ -34,10 +34,11 @@ pub mod kinematics;
 pub mod layout;
 pub mod narrow;
 pub mod step;
+pub mod tree;
 
 pub use backend::{
     ContactSlotProbe, Detection, GpuBackend, GpuSettings, LimitProbe, ProbeIterate,
-    RowLinearization, RowProbe,
+    RowLinearization, RowProbe, TreeProbe,
 };
 pub use context::{AdapterReport, GpuContext};
 pub use error::GpuError;

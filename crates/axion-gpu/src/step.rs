@@ -110,13 +110,14 @@ use crate::error::GpuError;
 use crate::kinematics::QUAT_WGSL;
 use crate::layout::*;
 use crate::narrow::{NARROW_WGSL, shape_code};
+use crate::tree::{RowOwner, TreePlan};
 
 /// The step kernel's WGSL files of the top-level `shaders/` folder (each needs
 /// [`QUAT_WGSL`], [`NARROW_WGSL`] and the shared constants before it): `step.wgsl`
 /// (uniform block, buffers, scratch accessors, residuals, the kernels) and the files that
 /// mirror `axion-constraints`: joints, drives, contacts with friction, joint limits,
 /// geometric stiffness, and the linear solve.
-pub const STEP_WGSL: [(&str, &str); 7] = [
+pub const STEP_WGSL: [(&str, &str); 8] = [
     ("step.wgsl", include_str!("../../../shaders/step.wgsl")),
     (
         "step_joints.wgsl",
@@ -141,6 +142,10 @@ pub const STEP_WGSL: [(&str, &str); 7] = [
     (
         "step_linear.wgsl",
         include_str!("../../../shaders/step_linear.wgsl"),
+    ),
+    (
+        "step_tree.wgsl",
+        include_str!("../../../shaders/step_tree.wgsl"),
     ),
 ];
 
@@ -226,12 +231,23 @@ params! {
     /// Joint-limit slots: count, first word in `model_u`, first float in `model_f`,
     /// first row.
     limits: [u32; 4],
-    /// [`GpuSettings::friction_creep`](crate::GpuSettings::friction_creep).
+    /// [`GpuSettings::friction_creep`](crate::GpuSettings::friction_creep) and
+    /// [`GpuSettings::fallback_creep`](crate::GpuSettings::fallback_creep).
     friction_creep: f32,
-    /// Padding to the uniform block's 16-byte multiple.
+    fallback_creep: f32,
+    /// Attempts at a step: 2 where a step that does not converge is solved again, 1
+    /// where not.
+    attempts: u32,
+    /// Padding to the next 16-byte boundary.
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    /// The solve along the tree ([`crate::tree`]): bodies of its plan (0: the Newton
+    /// system is not solved along the tree, but by the Schur system's Krylov solve),
+    /// groups, and the first words of the bodies and groups in `model_u`.
+    tree: [u32; 4],
+    /// The first words of the plan's entries and of its joints' tree sides in
+    /// `model_u` ([`TreePlan::pack`]), the scratch floats of its factors (allocated
+    /// whether or not it is used), and padding.
+    tree_more: [u32; 4],
 }
 
 /// A model packed for the kernel.
@@ -262,6 +278,11 @@ pub(crate) struct Packed {
     pub limit_base_u: usize,
     pub limit_base_f: usize,
     pub gravity: [f32; 3],
+    /// The elimination along the bodies' tree ([`crate::tree`]).
+    pub tree: TreePlan,
+    /// First words of the tree plan's bodies, groups, entries and joint sides in
+    /// `model_u`.
+    pub tree_base_u: [usize; 4],
 }
 
 impl Packed {
@@ -273,6 +294,7 @@ impl Packed {
             drives: self.drives,
             limits: self.limits,
             slots: self.slots,
+            tree: self.tree.floats,
         })
     }
     /// Scratch slots per world.
@@ -299,6 +321,17 @@ impl Packed {
         }
         let per_iteration = 24 * self.rows + 3 * self.bodies + 16;
         (LOOP_BUDGET / 2 / per_iteration).max(1)
+    }
+    /// Whether the Newton system is solved along the model's tree ([`crate::tree`]):
+    /// every row lies on it ([`TreePlan::direct`]) and, on an adapter with a loop budget
+    /// (`budget`: lavapipe), the factorization with the set-up before it
+    /// (`step_factor`: at most about $24R + 8B$ passes) takes at most half the budget,
+    /// and the backward sweep a quarter.
+    pub fn tree_fits(&self, budget: bool) -> bool {
+        let fits = self.tree.factor_passes(self.joints) + 24 * self.rows + 8 * self.bodies
+            <= LOOP_BUDGET / 2
+            && self.tree.apply_passes(self.rows) <= LOOP_BUDGET / 4;
+        self.tree.direct && (!budget || fits)
     }
     /// The first contact row (after the joint and drive rows).
     pub fn contact_row0(&self) -> usize {
@@ -674,6 +707,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
     let mut gpu_joint = vec![None; model.joints().len()];
     let mut joints = 0;
     let mut row_bodies = Vec::new();
+    let mut owners = Vec::new();
     for (ji, mj) in model.joints().iter().enumerate() {
         let j = &mj.joint;
         let (kind, axis) = match j.kind {
@@ -700,6 +734,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         model_u.extend([0; JOINT_U - 4]);
         for _ in 0..j.row_count() {
             row_bodies.push((parent, mj.child.0 as u32));
+            owners.push(RowOwner::Joint(ji));
         }
         gpu_joint[ji] = Some(joints as u32);
         joints += 1;
@@ -717,6 +752,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         model_u.extend([index, coordinate, 0, 0]);
         debug_assert_eq!(DRIVE_U, 4);
         row_bodies.push((mj.parent.map_or(NONE, |p| p.0 as u32), mj.child.0 as u32));
+        owners.push(RowOwner::Joint(d.joint.0));
     }
     let pair_base_u = model_u.len();
     let pair_base_f = model_f.len();
@@ -724,6 +760,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
     for (p, pair) in pairs.iter().enumerate() {
         push_pair(model, pair, slot_pairs.len(), &mut model_u, &mut model_f);
         for _ in 0..pair.slots() {
+            owners.extend([RowOwner::Slot(slot_pairs.len()); 3]);
             slot_pairs.push(p as u32);
             for _ in 0..3 {
                 row_bodies.push((pair.a as u32, pair.b as u32));
@@ -752,6 +789,7 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
             model_u.extend([index, coordinate, side, 0]);
             model_f.extend([(bound - range.reference()) as f32, range.reference() as f32]);
             row_bodies.push((mj.parent.map_or(NONE, |p| p.0 as u32), mj.child.0 as u32));
+            owners.push(RowOwner::Joint(ji));
             limits += 1;
         }
     }
@@ -787,6 +825,14 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         model_f.len(),
         bodies * BODY_F + joints * JOINT_F + pairs.len() * PAIR_F + limits * LIMIT_F
     );
+    let tree = TreePlan::new(model, &row_bodies, &owners);
+    let joint_bodies: Vec<(u32, u32)> = model
+        .joints()
+        .iter()
+        .filter(|mj| !matches!(mj.joint.kind, JointKind::Free))
+        .map(|mj| (mj.parent.map_or(NONE, |p| p.0 as u32), mj.child.0 as u32))
+        .collect();
+    let tree_base_u = tree.pack(&joint_bodies, &mut model_u);
     let g = model.gravity();
     Ok(Packed {
         model_f,
@@ -809,6 +855,8 @@ pub(crate) fn pack(model: &Model) -> Result<Packed, GpuError> {
         limit_base_u,
         limit_base_f,
         gravity: [g.x as f32, g.y as f32, g.z as f32],
+        tree,
+        tree_base_u,
     })
 }
 
@@ -921,6 +969,7 @@ mod tests {
         let module = validate_wgsl(&step_source());
         for name in [
             "step_begin",
+            "step_factor",
             "step_direction",
             "step_direction_more",
             "step_update",

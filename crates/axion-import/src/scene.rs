@@ -104,7 +104,7 @@ pub struct SolverOverrides {
     pub recovery_speed: Option<f64>,
     /// The same for angles (CPU only, rad/s).
     pub recovery_rate: Option<f64>,
-    /// The creep a step that does not converge is solved again with (CPU only).
+    /// The creep a step that does not converge is solved again with (both backends).
     pub fallback_creep: Option<f64>,
     /// How often a step that does not converge is halved and solved again (CPU only).
     pub split_depth: Option<usize>,
@@ -112,12 +112,11 @@ pub struct SolverOverrides {
 
 impl SolverOverrides {
     /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`,
-    /// `fallback_creep`, `split_depth`): the GPU backend has none of them.
+    /// `split_depth`): the GPU backend has none of them.
     pub fn cpu_only(&self) -> Vec<&'static str> {
         [
             ("recovery_speed", self.recovery_speed.is_some()),
             ("recovery_rate", self.recovery_rate.is_some()),
-            ("fallback_creep", self.fallback_creep.is_some()),
             ("split_depth", self.split_depth.is_some()),
         ]
         .into_iter()

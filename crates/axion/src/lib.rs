@@ -86,6 +86,19 @@ pub enum BackendChoice {
     Auto,
 }
 
+/// The CPU solver settings of the discrete system the GPU backend solves with
+/// `gpu`: its friction creep and the creep of its second attempts, which default
+/// higher on the GPU than on the CPU (f32 does not carry a creep of 10⁻⁶, docs/gpu.md),
+/// and the CPU's defaults otherwise. The comparisons of the two backends run the CPU so.
+#[cfg(feature = "gpu")]
+pub fn cpu_settings_like(gpu: &GpuSettings) -> SolverSettings {
+    SolverSettings {
+        friction_creep: gpu.friction_creep,
+        fallback_creep: gpu.fallback_creep,
+        ..SolverSettings::default()
+    }
+}
+
 /// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU. Provisional:
 /// chosen without a hardware GPU to measure on. A GPU step is a sequence of
 /// dispatches whatever the batch (milliseconds for one world on lavapipe), while the

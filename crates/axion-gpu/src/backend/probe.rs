@@ -5,7 +5,7 @@
 //! iterate ([`GpuBackend::probe_unilateral`]). Each call compiles its probe kernel.
 
 use axion_math::Twist;
-use axion_model::{BodyId, Model, State};
+use axion_model::{BodyId, Control, Model, State};
 use nalgebra::{Vector2, Vector3};
 
 use super::GpuBackend;
@@ -107,6 +107,43 @@ pub struct RowLinearization {
     /// The Jacobian (also the force direction): parent or body a (linear, angular),
     /// child or body b (linear, angular).
     pub jacobian: [f32; 12],
+}
+
+/// One world's Newton system as [`GpuBackend::probe_tree`] reads it (every row; fixed
+/// rows have zero entries). A $6\times6$ block is stored by its $3\times3$ blocks
+/// (linear–linear, linear–angular, angular–linear, angular–angular), each column-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeProbe {
+    /// Whether the system was solved along the tree (false where the model's rows do
+    /// not all lie on it, the backend's `tree_solve` is off, or a block was singular;
+    /// the other fields are then meaningless).
+    pub solved: bool,
+    /// The bodies of each row (side 0, side 1; `None` for the world).
+    pub row_bodies: Vec<[Option<usize>; 2]>,
+    /// Each body's parent in the tree of the plan.
+    pub tree_parent: Vec<Option<usize>>,
+    /// Rows whose step is fixed at the iterate (not in the system).
+    pub fixed: Vec<bool>,
+    /// The solve's $\Delta u$ per body.
+    pub velocity_steps: Vec<[f32; 6]>,
+    /// The solve's $\Delta\lambda$ per row.
+    pub multiplier_steps: Vec<f32>,
+    /// Each row's velocity Jacobian $J$: side 0 (linear, angular), side 1.
+    pub jacobians: Vec<[f32; 12]>,
+    /// A fixed row's coupling to the row before it (its force follows that row's step
+    /// times this: `GpuSettings::slip_coupling`), 0 elsewhere.
+    pub couplings: Vec<f32>,
+    /// Each row's compliance $C$ (with the regularisation).
+    pub compliances: Vec<f32>,
+    /// Each row's residual $h_c$.
+    pub residuals: Vec<f32>,
+    /// Each body's dynamics residual less the fixed rows' forces, $h'_{dyn}$.
+    pub body_residuals: Vec<[f32; 6]>,
+    /// Each body's Newton block $\hat M_{bb}$.
+    pub blocks: Vec<[f32; 36]>,
+    /// Each body's couplings to its tree parent $p$: $N_{bp}$, then $N_{pb}$ (the
+    /// Newton matrix holds $-N$).
+    pub links: Vec<[f32; 72]>,
 }
 
 impl GpuBackend {
@@ -249,6 +286,81 @@ impl GpuBackend {
                     jacobian: std::array::from_fn(|k| at(s.jac + 12 * i + k)),
                 })
                 .collect()
+        })
+    }
+
+    /// The Newton system of the first iteration of a step of length `h` under
+    /// `control` from the device's state (after [`GpuBackend::upload`], or after steps,
+    /// whose contact forces are then its warm start), per world, set up and solved
+    /// along the tree as a step does ([`crate::tree`]: a model whose rows all lie on its
+    /// tree): the system and its solution. Leaves the device state as it was.
+    pub fn probe_tree(&mut self, control: &Control, h: f64) -> Result<Vec<TreeProbe>, GpuError> {
+        let batch = self.batch()?;
+        for chunk in &batch.chunks {
+            let data = crate::step::pack_control(&batch.packed, control, chunk.worlds.clone());
+            self.ctx
+                .queue()
+                .write_buffer(&chunk.control, 0, bytemuck::cast_slice(&data));
+        }
+        self.set_step(h)?;
+        self.run_probe("probe_tree")?;
+        let batch = self.batch()?;
+        let p = &batch.packed;
+        let (rows, bodies) = (p.rows, p.bodies);
+        let row_bodies: Vec<[Option<usize>; 2]> = (0..rows)
+            .map(|i| {
+                std::array::from_fn(|side| {
+                    let b = p.model_u[p.rowbody_base_u + 2 * i + side];
+                    (b != NONE).then_some(b as usize)
+                })
+            })
+            .collect();
+        let factored: Vec<bool> = batch
+            .chunks
+            .iter()
+            .map(|chunk| {
+                let stats = chunk.read(&self.ctx, &chunk.stats, STATS)?;
+                let n = chunk.worlds.len();
+                Ok((0..n).map(move |w| stats[ST_TREE * n + w] > 0.5))
+            })
+            .collect::<Result<Vec<_>, GpuError>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut world = 0;
+        self.per_world(|s, at| {
+            let floats = |from: usize, n: usize| (0..n).map(|k| at(from + k)).collect::<Vec<_>>();
+            let probe = TreeProbe {
+                solved: factored[world],
+                row_bodies: row_bodies.clone(),
+                tree_parent: p.tree.parent.clone(),
+                fixed: (0..rows).map(|i| at(s.fix + i) > 0.5).collect(),
+                velocity_steps: (0..bodies)
+                    .map(|b| std::array::from_fn(|k| at(s.du + 6 * b + k)))
+                    .collect(),
+                multiplier_steps: floats(s.x, rows),
+                jacobians: (0..rows)
+                    .map(|i| std::array::from_fn(|k| at(s.jac + 12 * i + k)))
+                    .collect(),
+                couplings: if self.settings.slip_coupling {
+                    floats(s.cpl, rows)
+                } else {
+                    vec![0.0; rows]
+                },
+                compliances: floats(s.creg, rows),
+                residuals: floats(s.res, rows),
+                body_residuals: (0..bodies)
+                    .map(|b| std::array::from_fn(|k| at(s.hdf + 6 * b + k)))
+                    .collect(),
+                blocks: (0..bodies)
+                    .map(|b| std::array::from_fn(|k| at(s.tm + 36 * b + k)))
+                    .collect(),
+                links: (0..bodies)
+                    .map(|b| std::array::from_fn(|k| at(s.tn + 72 * b + k)))
+                    .collect(),
+            };
+            world += 1;
+            probe
         })
     }
 

@@ -96,7 +96,7 @@ pub fn run_with(
     seconds: f64,
 ) -> Option<Parity> {
     let mut gpu = backend(model, 1, settings)?;
-    let mut cpu = CpuBackend::default();
+    let mut cpu = CpuBackend::new(axion::cpu_settings_like(&settings));
     let mut s_cpu = State::new(model, 1).unwrap();
     let mut s_gpu = s_cpu.clone();
     let steps = (seconds / h).round() as usize;
