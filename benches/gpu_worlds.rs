@@ -1,9 +1,8 @@
 //! World-steps per second of the GPU backend against the number of worlds (1, 16, 256,
 //! 4096), on the pendulum, a 5-link chain, the 10-box pyramid, the skid-steer robot
 //! driving straight and, where the corpus has been fetched (`scripts/fetch-corpus.sh`),
-//! the quadruped `quadruped/spirit40.urdf` dropped limp on flat ground as `axion run`
-//! drops it
-//! (h = 0.01 s), beside the CPU backend's rate on the same scenes and
+//! the quadrupeds `quadruped/spirit40.urdf` and `a1/a1.urdf` dropped limp on flat
+//! ground as `axion run` drops them (h = 0.01 s), beside the CPU backend's rate on the same scenes and
 //! batch sizes (`CpuBackend::default()`, its blocks of worlds on every core).
 //!
 //! One timed iteration is one step of every world, waited for, and always the step
@@ -38,6 +37,13 @@ const H: f64 = 0.01;
 /// world) or skid-steers takes seconds, and the 20 warm-up steps minutes.
 const SIZES: [usize; 4] = [1, 16, 256, 4096];
 
+/// The corpus robots of the bench: spirit40 rests by 0.21 s, the a1 is still landing
+/// (its feet's contacts change from step to step; the GPU solves it along its tree).
+const CORPUS: [(&str, &str); 2] = [
+    ("spirit40", "quadruped/spirit40.urdf"),
+    ("a1", "a1/a1.urdf"),
+];
+
 fn scenes() -> Vec<(&'static str, Model)> {
     let mut scenes = vec![
         ("pendulum", pendulum().expect("built-in scene")),
@@ -55,13 +61,15 @@ fn scenes() -> Vec<(&'static str, Model)> {
             skid_steer([4.0, 4.0, 4.0]).expect("built-in scene"),
         ),
     ];
-    let spirit = axion_cli::corpus_root().join("pybullet_data/quadruped/spirit40.urdf");
-    if spirit.is_file() {
-        let (model, _) =
-            robot_model(&spirit, &RobotSetup::default()).expect("the corpus's spirit40");
-        scenes.push(("spirit40", model));
-    } else {
-        eprintln!("spirit40 left out: no robot corpus at {}", spirit.display());
+    for (name, file) in CORPUS {
+        let path = axion_cli::corpus_root().join("pybullet_data").join(file);
+        if path.is_file() {
+            let (model, _) = robot_model(&path, &RobotSetup::default())
+                .unwrap_or_else(|e| panic!("the corpus's {file}: {e}"));
+            scenes.push((name, model));
+        } else {
+            eprintln!("{name} left out: no robot corpus at {}", path.display());
+        }
     }
     scenes
 }

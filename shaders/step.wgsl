@@ -579,9 +579,9 @@ fn keep_best(merit: f32) {
 // the step's start with zero contact and limit forces and the fallback creep (`creep`;
 // the CPU's last attempt before splitting, docs/step.md, "A step solved again"), for
 // another `max_newton` iterations, full steps first; if that one fails too, the first
-// attempt's best iterate is kept, as on the CPU. (One call site of `evaluate` here and one in `search`: lavapipe's compiler
-// inlines every call, and more copies of the residuals made the kernel's compilation
-// take minutes.)
+// attempt's best iterate is kept, as on the CPU. (One call site of `evaluate` here and
+// one in `search`: lavapipe's compiler inlines every call, and more copies of the
+// residuals made the kernel's compilation take minutes.)
 fn accept(e: Eval, stalled: bool) {
     store_eval(e);
     let cap = f32(P.max_newton) * (status(ST_ATTEMPT) + 1.0);

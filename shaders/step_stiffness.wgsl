@@ -152,7 +152,8 @@ fn drive_stiffness(d: u32) -> JointK {
     if den > 1e-30 {
         let l = (a * (w * w) + cross(v, a) * w + v * s) / den;
         let dl_dw = (a * (2.0 * w) + cross(v, a) - l * (2.0 * w)) / den;
-        let dl_dv = (skew3(a) * -w + outer3(v, a) + ident3() * s - outer3(l, a) * (2.0 * s)) * (1.0 / den);
+        let dl_dv = (skew3(a) * -w + outer3(v, a) + ident3() * s - outer3(l, a) * (2.0 * s))
+            * (1.0 / den);
         let d_eps = outer3(dl_dw, v * -0.5) + dl_dv * ((ident3() * w - skew3(v)) * 0.5);
         local = l;
         p = r * d_eps * transpose(r);
@@ -193,7 +194,8 @@ fn inverse3(m: mat3x3<f32>) -> mat3x3<f32> {
     if !(d != 0.0 && finite(d)) {
         return zero3();
     }
-    return transpose(mat3x3<f32>(cross(m[1], m[2]), cross(m[2], m[0]), cross(m[0], m[1]))) * (1.0 / d);
+    let adj = mat3x3<f32>(cross(m[1], m[2]), cross(m[2], m[0]), cross(m[0], m[1]));
+    return transpose(adj) * (1.0 / d);
 }
 
 // Inverse of a symmetric positive definite 3×3 matrix, or a zero matrix if it is not.

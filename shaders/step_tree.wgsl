@@ -523,7 +523,8 @@ fn direct_body(t: u32) -> bool {
         for (var k = 0u; k < n; k++) {
             let i = entry_row(e0 + k);
             let side = entry_side(e0 + k);
-            let jp = axpy6(jac_six(i, side), 1.0, times_block(times_block(jac_six(i, 1u - side), phi_c), n_cb));
+            let jc_phi = times_block(jac_six(i, 1u - side), phi_c);
+            let jp = axpy6(jac_six(i, side), 1.0, times_block(jc_phi, n_cb));
             let fp = axpy6(force_six(i, side), 1.0, block_times(nphi, force_six(i, 1u - side)));
             sset6(group_jf(gi, n, k), jp);
             sset6(group_jf(gi, n, k) + 6u, fp);

@@ -22,8 +22,9 @@ pub use probe::{
 pub struct GpuSettings {
     /// Most Newton iterations per step.
     pub max_iterations: usize,
-    /// Most linear-solver iterations per Newton iteration. The conjugate residual
-    /// restarts from its best iterate with the true residual every 20 iterations; more
+    /// Most linear-solver iterations per Newton iteration, where the Newton system is
+    /// solved by the Krylov method (not along the tree: `tree_solve`). The conjugate
+    /// residual restarts from its best iterate with the true residual every 20 iterations; more
     /// than about 40 iterations in f32 give worse Newton directions on boxes resting on
     /// four corners (measured on the 10-box pyramid over 50 steps: with 40, every step
     /// converged; with 200, 26 with restarts and 1 without; `docs/gpu.md`).
@@ -69,27 +70,35 @@ pub struct GpuSettings {
     /// `SolverSettings::friction_creep`: a sticking contact slips at
     /// $c\thinspace\lambda_t/\rho$, $c$ times the velocity change its friction force
     /// causes in one step, which makes the forces of redundant sticking contacts unique.
-    /// Default: the CPU's, `axion_constraints::friction::projection::FRICTION_CREEP`
-    /// (1e-6). Larger values were measured on lavapipe (docs/gpu.md, "Corpus robots on
-    /// the device") and did not help: vision60's drop converged 20–25 of 50 steps with
-    /// 1e-5 to 1e-2 against 47 with 1e-6.
+    /// Default 1e-4, where the CPU's is 1e-6: in f32 a creep of 1e-6 is below the
+    /// rounding of the friction rows, and the sticking feet of a robot left the Newton
+    /// iteration without a unique solution to converge to. Measured on lavapipe with the
+    /// solve along the tree (50 steps of one world, h = 0.01): with 1e-6 the five-link
+    /// pendulum (pybullet_data's `pendulum5.urdf`) converged 9 steps and vision60 35,
+    /// with 1e-4 all 50 of both (docs/gpu.md).
     pub friction_creep: f64,
-    /// Precondition the linear solve with the Schur system's factorization along the
-    /// model's tree of bodies (`crate::tree`): exact for the rows on the tree (joints
-    /// between two dynamic bodies, contacts and joints of one dynamic body with static
-    /// ones), the Jacobi diagonal for the rest (contacts between two dynamic bodies,
-    /// joints that close a loop). On a robot on the ground the linear solve then takes
-    /// one or two iterations where Jacobi took up to `max_linear_iterations`. **On by
-    /// default.** Off, or where the factorization of an iteration fails (a singular
-    /// block), the Jacobi preconditioner alone. On an adapter with a loop budget
+    /// Solve the Newton system directly along the model's tree of bodies (`crate::tree`)
+    /// where every row lies on it — joints between two dynamic bodies without loops,
+    /// contacts and joints of one dynamic body with static ones: a robot on the ground
+    /// without self-collision. The direction is then exact up to f32 rounding, with
+    /// every block of the joints' and drives' geometric stiffness, in two sweeps over the
+    /// bodies; the Krylov solve needed up to `max_linear_iterations` and gave worse
+    /// directions (a1's drop on lavapipe: 72 % of steps converged without, 100 % with).
+    /// **On by default.** Models with rows off the tree (contacts between two dynamic
+    /// bodies, loops), a Newton iteration whose factorization fails (a singular block),
+    /// a lagged slip coupling (`slip_coupling` off, or a world whose coupled iteration
+    /// stalled), and on an adapter with a loop budget
     /// (lavapipe) a model whose factorization would not fit in one kernel invocation's
-    /// budget keeps Jacobi.
+    /// budget, use the Krylov solve.
     pub tree_solve: bool,
     /// A step with contacts or joint limits that does not converge in `max_iterations`
-    /// is solved again from its start with this friction creep, for as many iterations
-    /// more, and kept if it converges (the CPU's `SolverSettings::fallback_creep`,
+    /// is solved once more from its start, with zero contact and limit forces and this
+    /// friction creep, for as many iterations more, and kept if it converges (the CPU's
+    /// last attempt before it splits a step: `SolverSettings::fallback_creep`,
     /// docs/step.md, "A step solved again"); otherwise the first attempt's best iterate
-    /// is kept. 0 never solves a step again. Default 1e-3, ten times the creep.
+    /// is kept. A value not above `friction_creep` never solves a step again. Default
+    /// 1e-3, ten times the creep. Measured on lavapipe (50 steps, one world): without it
+    /// a1 and aliengo converged 49 of 50 steps, with it 50.
     pub fallback_creep: f64,
     /// Most worlds per chunk. A batch is split into the fewest chunks this and the
     /// adapter allow, of equal size (within one world), each with its own buffers and

@@ -204,7 +204,7 @@ shared! {
     /// Bits per slot of [`ST_RUN_UNCONVERGED`] (f32 holds integers below 2²⁴ exactly).
     RUN_FLAG_BITS: usize = 24;
     /// 1 when the current Newton iteration's factorization along the tree succeeded
-    /// (`tree_factor`); the linear solve then takes it as its preconditioner.
+    /// (`tree_factor`); the direction is then its backward sweep, not the Krylov solve.
     ST_TREE: usize = 35;
     /// 1 in the second attempt at a step (`retry`).
     ST_ATTEMPT: usize = 36;

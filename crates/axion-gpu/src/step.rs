@@ -4,9 +4,12 @@
 //!
 //! A step is a sequence of dispatches, each with one invocation per world:
 //! `step_begin` (start from $u^-$ and the previous multipliers, detect contacts,
-//! evaluate), then `max_iterations` times `step_direction` (Schur solve, continued by
-//! `step_direction_more` in chunks that stay inside lavapipe's loop budget, see
-//! `Packed::linear_chunk`), `step_update` (velocity steps) and `step_search` (step
+//! evaluate), then `max_iterations` times (twice that with a second attempt,
+//! `GpuSettings::fallback_creep`) `step_factor` (set up the linear system; on a model
+//! whose rows lie on its tree, factorize it along the tree: `crate::tree`),
+//! `step_direction` (the tree's backward sweep, or the Krylov solve of the Schur system,
+//! continued by `step_direction_more` in chunks that stay inside lavapipe's loop budget,
+//! see `Packed::linear_chunk`), `step_update` (velocity steps) and `step_search` (step
 //! length), then `step_finish` (write the state). A world that has converged, stalled
 //! or failed does nothing in the later dispatches, and the iterations' dispatches are
 //! indirect: a world still active asks for its next iteration's workgroups
@@ -66,31 +69,39 @@
 //!
 //! # The Newton iteration
 //!
-//! Each iteration solves the Schur system of the symmetric approximation
-//! $$\begin{bmatrix}\hat M & -hJ^\top \\\\ J & hC\end{bmatrix}
-//!   \begin{bmatrix}\Delta u \\\\ \Delta\lambda\end{bmatrix} = -\begin{bmatrix}h_{dyn} \\\\ h_c\end{bmatrix}
-//!   \quad\Longrightarrow\quad
-//!   \big(J\hat M^{-1}J^\top + C + \delta\big)\Delta\lambda = \frac{J\hat M^{-1}h_{dyn} - h_c}{h},\qquad
-//!   \Delta u = \hat M^{-1}\big(hJ^\top\Delta\lambda - h_{dyn}\big),$$
-//! where $J$ are the force Jacobians at $q^+$, $\delta = 10^{-6} w_i$ on row $i$
-//! ($w_i = J_i\hat M^{-1}J_i^\top$) and $\hat M$ is block diagonal per body: $m I$ and
-//! $I_w(\theta^+) - h^2\operatorname{sym}(K_{bb})$, $K_{bb}$ the geometric stiffness of the
-//! rows' torques on their own body (the angular–angular diagonal blocks of
-//! `axion-constraints`' stiffness; used where the sum is positive definite). The
-//! coupling of a joint's two bodies through $K$, the rotation of $I_w$ and the left
-//! Jacobian of the exponential map are left out of the matrix (not of the residual):
-//! the iteration converges to the same solution as the CPU's full Newton, linearly
-//! instead of quadratically.
+//! Each iteration solves the linear system
+//! $$\begin{bmatrix}\hat M & -hF^\top \\\\ J & hC\end{bmatrix}
+//!   \begin{bmatrix}\Delta u \\\\ \Delta\lambda\end{bmatrix} = -\begin{bmatrix}h_{dyn} \\\\ h_c\end{bmatrix},$$
+//! $J$ the rows' velocity Jacobians, $F$ their force Jacobians at $q^+$ ($F = J$ but for
+//! the slip coupling), $C$ the compliances with the regularisation $\delta = 10^{-6}w_i$
+//! on row $i$ ($w_i = J_i\hat M^{-1}J_i^\top$).
 //!
-//! The Schur matrix is never assembled: $A x$ is a gather over the body → rows
-//! adjacency, $t_b = \hat M_b^{-1}\sum_{i \ni b} J_{i,b}^\top x_i$, then
-//! $y = Ax$ with $y_i = J_{i,a}t_a + J_{i,b}t_b + (C_i + \delta_i)x_i$. It is solved by the conjugate
-//! residual method with the Jacobi preconditioner $P_i = 1/(w_i + C_i + \delta_i)$, from
-//! $\Delta\lambda = 0$, until $\lVert r\rVert \le \text{tol}\thinspace\lVert b\rVert$. A backtracking line
-//! search (Armijo on the merit $\tfrac12\lVert F\rVert^2$, $F$ = every residual in m/s as on
-//! the CPU) makes each accepted iterate better than the last, so the iterate returned
-//! is the best one seen; the iteration stops when converged, at the iteration cap, or
-//! when no step length reduces the merit.
+//! **Along the tree** (`GpuSettings::tree_solve`, on models whose rows all lie on the
+//! tree of bodies: robots on the ground) the system is solved directly, with $\hat M$
+//! the mass matrix with the gyroscopic term and every block of the joints' and drives'
+//! geometric stiffness, own and coupling (`crate::tree` has the elimination): the
+//! direction is the CPU's full Newton direction up to f32 rounding, but for the left
+//! Jacobian of the exponential map.
+//!
+//! **Otherwise** it is reduced to the Schur system
+//! $$\big(J\hat M^{-1}F^\top + C\big)\Delta\lambda = \frac{J\hat M^{-1}h_{dyn} - h_c}{h},\qquad
+//!   \Delta u = \hat M^{-1}\big(hF^\top\Delta\lambda - h_{dyn}\big),$$
+//! with $\hat M$ block diagonal per body: $m I$ and $I_w(\theta^+) - h^2\operatorname{sym}(K_{bb})$,
+//! $K_{bb}$ the geometric stiffness of the rows' torques on their own body (used where
+//! the sum is positive definite). The coupling of a joint's two bodies through $K$ and
+//! the rotation of $I_w$ are left out of this matrix (not of the residual): the
+//! iteration converges to the same solution, linearly instead of quadratically. The
+//! Schur matrix is never assembled: $A x$ is a gather over the body → rows adjacency,
+//! $t_b = \hat M_b^{-1}\sum_{i \ni b} F_{i,b}^\top x_i$, then
+//! $y_i = J_{i,a}t_a + J_{i,b}t_b + C_i x_i$. It is solved by the conjugate residual
+//! method (ORTHOMIN(2) where slip coupling makes it non-symmetric) with the Jacobi
+//! preconditioner $P_i = 1/(w_i + C_i)$, from $\Delta\lambda = 0$, until
+//! $\lVert r\rVert \le \text{tol}\thinspace\lVert b\rVert$.
+//!
+//! A backtracking line search (Armijo on the merit $\tfrac12\lVert F\rVert^2$, $F$ = every
+//! residual in m/s as on the CPU) makes each accepted iterate better than the last, so
+//! the iterate returned is the best one seen; the iteration stops when converged, at
+//! the iteration cap, or when no step length reduces the merit.
 //!
 //! # Storage
 //!

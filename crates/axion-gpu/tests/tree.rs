@@ -85,11 +85,11 @@ fn backward_error(model: &Model, p: &TreeProbe) -> f64 {
         if let Some(parent) = p.tree_parent[b] {
             coupled(&block(&p.links[b][..36]), &du[parent]);
         }
-        for i in 0..rows {
+        for (i, xi) in x.iter().enumerate().take(rows) {
             for side in 0..2 {
                 if p.row_bodies[i][side] == Some(b) && !p.fixed[i] {
-                    r -= force(i, side) * x[i];
-                    a += force(i, side).abs() * x[i].abs();
+                    r -= force(i, side) * *xi;
+                    a += force(i, side).abs() * xi.abs();
                 }
             }
         }
@@ -97,20 +97,20 @@ fn backward_error(model: &Model, p: &TreeProbe) -> f64 {
             note(k / 3, r[k], a[k]);
         }
     }
-    for i in 0..rows {
+    for (i, &xi) in x.iter().enumerate().take(rows) {
         if p.fixed[i] {
             continue;
         }
         let c = f64::from(p.compliances[i]);
         let rhs = -f64::from(p.residuals[i]);
-        let mut r = c * x[i] - rhs;
-        let mut a = (c * x[i]).abs() + rhs.abs();
+        let mut r = c * xi - rhs;
+        let mut a = (c * xi).abs() + rhs.abs();
         for side in 0..2 {
-            if let Some(b) = p.row_bodies[i][side] {
-                if model.bodies()[b].is_dynamic() {
-                    r += jac(i, side).dot(&du[b]);
-                    a += jac(i, side).abs().dot(&du[b].abs());
-                }
+            if let Some(b) = p.row_bodies[i][side]
+                && model.bodies()[b].is_dynamic()
+            {
+                r += jac(i, side).dot(&du[b]);
+                a += jac(i, side).abs().dot(&du[b].abs());
             }
         }
         note(2, r, a);
@@ -203,7 +203,7 @@ fn mixed_chain() -> Model {
         let at = Vector3::new(0.35 * (k + 1) as f64, 0.02 * k as f64, 0.0);
         let body = b
             .add_body(
-                BodyDesc::dynamic(&format!("link {k}"))
+                BodyDesc::dynamic(format!("link {k}"))
                     .at(at)
                     .mass(
                         1.0 + k as f64,
@@ -213,7 +213,7 @@ fn mixed_chain() -> Model {
                     .shape(ShapeDesc::new(shape).collision(None)),
             )
             .unwrap();
-        let mut joint = JointDesc::new(&format!("joint {k}"), kind, parent, body).frames(
+        let mut joint = JointDesc::new(format!("joint {k}"), kind, parent, body).frames(
             Isometry3::translation(if parent.is_some() { 0.17 } else { 0.0 }, 0.01, 0.0),
             Isometry3::translation(-0.18, -0.01, 0.0),
         );
