@@ -2,8 +2,9 @@
 //! 4096), on the pendulum, a 5-link chain, the 10-box pyramid, the skid-steer robot
 //! driving straight and, where the corpus has been fetched (`scripts/fetch-corpus.sh`),
 //! the quadrupeds `quadruped/spirit40.urdf` and `a1/a1.urdf` dropped limp on flat
-//! ground as `axion run` drops them (h = 0.01 s), beside the CPU backend's rate on the same scenes and
-//! batch sizes (`CpuBackend::default()`, its blocks of worlds on every core).
+//! ground as `axion run` drops them (h = 0.01 s), beside the CPU backend's rate on the
+//! same scenes and batch sizes (`CpuBackend::default()`, its blocks of worlds on every
+//! core).
 //!
 //! One timed iteration is one step of every world, waited for, and always the step
 //! from 0.21 to 0.22 s: before each, untimed, the state reached at 0.2 s is uploaded

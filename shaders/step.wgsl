@@ -447,11 +447,10 @@ fn enter(gid: vec3<u32>) -> bool {
 }
 
 // The step is seven kernels, dispatched in this order by the host: `step_begin`, then
-// `max_newton` times `step_factor`, `step_direction` (and `step_direction_more` as often
-// as the linear iteration cap needs), `step_update` and `step_search`, then
-// `step_finish`. A world
-// that has converged, stalled or failed stays inactive in the
-// later dispatches. The iterations are dispatched indirectly, with the workgroups the
+// `max_newton` × `attempts` times `step_factor`, `step_direction` (and
+// `step_direction_more` as often as the linear iteration cap needs), `step_update` and
+// `step_search`, then `step_finish`. A world that has converged, stalled or failed
+// stays inactive in the later dispatches. The iterations are dispatched indirectly, with the workgroups the
 // still active worlds asked for (set_active): none once every world has stopped.
 
 // The step's first iterate (u⁻ and the previous step's multipliers), the drives'
@@ -584,7 +583,7 @@ fn keep_best(merit: f32) {
 // residuals made the kernel's compilation take minutes.)
 fn accept(e: Eval, stalled: bool) {
     store_eval(e);
-    let cap = f32(P.max_newton) * (status(ST_ATTEMPT) + 1.0);
+    let cap = status(ST_ATTEMPT) + f32(P.max_newton);
     let done = stalled || converged(e) || status(ST_ITERATIONS) >= cap;
     set_active(!done);
     if !CONTACTS {
@@ -599,7 +598,7 @@ fn accept(e: Eval, stalled: bool) {
     let retry = status(ST_ATTEMPT) < 0.5 && P.attempts > 1u;
     if retry {
         copy_iterate(s_ub, s_lb, s_ub0, s_lb0);
-        set_status(ST_ATTEMPT, 1.0);
+        set_status(ST_ATTEMPT, status(ST_ITERATIONS));
         set_status(ST_LAGGED, 0.0);
         start_iterate();
         // From zero contact and limit forces (the CPU's last attempt before it splits
@@ -637,7 +636,7 @@ fn copy_iterate(u_from: u32, l_from: u32, u_to: u32, l_to: u32) {
 
 // Newton iterations of the current attempt.
 fn attempt_iterations() -> f32 {
-    return status(ST_ITERATIONS) - f32(P.max_newton) * status(ST_ATTEMPT);
+    return status(ST_ITERATIONS) - status(ST_ATTEMPT);
 }
 
 // The friction creep of the current attempt.

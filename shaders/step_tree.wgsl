@@ -63,8 +63,8 @@ fn outer6(x: Six, y: Six) -> Block6 {
 
 // The mobility Φ of the body being eliminated.
 var<private> mob: Block6;
-// A group's S (row-major) and its inverse as Gauss–Jordan forms it (also a body's
-// 6 × 6 matrix in the direct solve).
+// A group's S (row-major) and its inverse as Gauss–Jordan forms it (also the 3 × 3
+// Schur complement of a body's block, `pivoted_inverse3`).
 var<private> tree_s: array<f32, TREE_GROUP_MAX * TREE_GROUP_MAX>;
 var<private> tree_inv: array<f32, TREE_GROUP_MAX * TREE_GROUP_MAX>;
 // A group's rows on the local body: J, Φ Fᵀ, J Φ, P, and 1 where a row is fixed; and
@@ -180,7 +180,7 @@ fn load_rows(g: u32, child_side: bool) {
 }
 
 // Factorizes the Newton system along the tree with the forward sweep of its solve
-// (tree.rs, "Forward"); false if a block is singular or a factor is not finite (the
+// (tree.rs, "Forward sweep"); false if a block is singular or a factor is not finite (the
 // linear solve then falls back on the Schur system's Krylov solve for this Newton
 // iteration).
 fn tree_factor() -> bool {
@@ -530,7 +530,7 @@ fn direct_body(t: u32) -> bool {
             sset6(group_jf(gi, n, k) + 6u, fp);
         }
     }
-    // M'⁻¹ by its 3 × 3 blocks (no loops: lavapipe's loop budget): with the Schur
+    // M'⁻¹ by its 3 × 3 blocks (few loop passes, for lavapipe's loop budget): with the Schur
     // complement T = D − C A⁻¹ B of the translational block A (m I unless a prismatic
     // joint couples it), [A B; C D]⁻¹ = [A⁻¹ + A⁻¹B T⁻¹C A⁻¹, −A⁻¹B T⁻¹; −T⁻¹C A⁻¹, T⁻¹].
     let ai = inverse3(m.ll);

@@ -206,7 +206,8 @@ shared! {
     /// 1 when the current Newton iteration's factorization along the tree succeeded
     /// (`tree_factor`); the direction is then its backward sweep, not the Krylov solve.
     ST_TREE: usize = 35;
-    /// 1 in the second attempt at a step (`retry`).
+    /// 0 in the first attempt at a step; in the second (`accept`), the Newton iterations
+    /// the first one took (at least 1), from which the second's cap and count start.
     ST_ATTEMPT: usize = 36;
     /// Statistics per world.
     STATS: usize = 37;

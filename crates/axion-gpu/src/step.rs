@@ -71,7 +71,8 @@
 //!
 //! Each iteration solves the linear system
 //! $$\begin{bmatrix}\hat M & -hF^\top \\\\ J & hC\end{bmatrix}
-//!   \begin{bmatrix}\Delta u \\\\ \Delta\lambda\end{bmatrix} = -\begin{bmatrix}h_{dyn} \\\\ h_c\end{bmatrix},$$
+//!   \begin{bmatrix}\Delta u \\\\ \Delta\lambda\end{bmatrix}
+//!   = -\begin{bmatrix}h_{dyn} \\\\ h_c\end{bmatrix},$$
 //! $J$ the rows' velocity Jacobians, $F$ their force Jacobians at $q^+$ ($F = J$ but for
 //! the slip coupling), $C$ the compliances with the regularisation $\delta = 10^{-6}w_i$
 //! on row $i$ ($w_i = J_i\hat M^{-1}J_i^\top$).
@@ -86,10 +87,11 @@
 //! **Otherwise** it is reduced to the Schur system
 //! $$\big(J\hat M^{-1}F^\top + C\big)\Delta\lambda = \frac{J\hat M^{-1}h_{dyn} - h_c}{h},\qquad
 //!   \Delta u = \hat M^{-1}\big(hF^\top\Delta\lambda - h_{dyn}\big),$$
-//! with $\hat M$ block diagonal per body: $m I$ and $I_w(\theta^+) - h^2\operatorname{sym}(K_{bb})$,
-//! $K_{bb}$ the geometric stiffness of the rows' torques on their own body (used where
-//! the sum is positive definite). The coupling of a joint's two bodies through $K$ and
-//! the rotation of $I_w$ are left out of this matrix (not of the residual): the
+//! with $\hat M$ block diagonal per body: $m I$ and
+//! $I_w(\theta^+) - h^2\operatorname{sym}(K_{bb})$, $K_{bb}$ the geometric stiffness of
+//! the rows' torques on their own body (used where the sum is positive definite). The
+//! coupling of a joint's two bodies through $K$ and the rotation of $I_w$ are left out
+//! of this matrix (not of the residual): the
 //! iteration converges to the same solution, linearly instead of quadratically. The
 //! Schur matrix is never assembled: $A x$ is a gather over the body → rows adjacency,
 //! $t_b = \hat M_b^{-1}\sum_{i \ni b} F_{i,b}^\top x_i$, then
@@ -339,9 +341,11 @@ impl Packed {
     /// (`step_factor`: at most about $24R + 8B$ passes) takes at most half the budget,
     /// and the backward sweep a quarter.
     pub fn tree_fits(&self, budget: bool) -> bool {
-        let fits = self.tree.factor_passes(self.joints) + 24 * self.rows + 8 * self.bodies
-            <= LOOP_BUDGET / 2
-            && self.tree.apply_passes(self.rows) <= LOOP_BUDGET / 4;
+        let factor = self
+            .tree
+            .factor_passes(self.bodies, self.joints + self.drives);
+        let fits = factor + 24 * self.rows + 8 * self.bodies <= LOOP_BUDGET / 2
+            && self.tree.backward_passes() <= LOOP_BUDGET / 4;
         self.tree.direct && (!budget || fits)
     }
     /// The first contact row (after the joint and drive rows).

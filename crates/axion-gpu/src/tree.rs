@@ -62,18 +62,22 @@
 //! limits) are masked out: their step is on the right-hand side, in $h'_{dyn}$. The plan
 //! is `TreePlan::direct` only where every row lies in a group: no contact between two
 //! dynamic bodies, no joint closing a loop, no joint with more rows than the group
-//! bound `TREE_GROUP_MAX` (12). Elsewhere, where a block is singular or not finite in
-//! f32, and while a world's slip coupling is lagged, the Schur system
+//! bound `TREE_GROUP_MAX` (12). Elsewhere — and with `GpuSettings::tree_solve` off, in
+//! a Newton iteration where a block is singular or not finite in f32, while a world's
+//! slip coupling is lagged, and on lavapipe for a model whose factorization would not
+//! fit one invocation's loop budget (`Packed::tree_fits`) — the Schur system
 //! $(JM^{-1}F^\top + C)\Delta\lambda = b$ is solved by the Krylov method instead.
 //!
 //! # Why direct
 //!
 //! The Krylov solve with a Jacobi preconditioner needs many iterations on a robot (mass
 //! ratios of 1000, long chains) and in f32 its directions were not good enough: measured
-//! on lavapipe, a1's drop converged in 72 % of its steps at 12 Newton iterations each
-//! on average; solved along the tree, every step converged (docs/gpu.md). The coupling
-//! blocks $N$ matter: with the stiffness on each body's own block only, a1 converged
-//! 16 of 50 steps.
+//! on lavapipe (four worlds, 0.5 s), a1's drop converged in 72 % of its steps at 12
+//! Newton iterations each on average. Solved along the tree, with the couplings, 49 of
+//! its first 50 steps converged (one world); with the stiffness on each body's own
+//! block only, 16. The friction creep raised to 1e-4 and a second attempt at a failed
+//! step (`GpuSettings::friction_creep`, `fallback_creep`) brought it to every step, at
+//! 4.3 iterations (docs/gpu.md).
 
 use axion_model::Model;
 
@@ -113,8 +117,8 @@ impl Group {
 /// The elimination order and groups of a model (empty: no rows on a tree).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TreePlan {
-    /// The dynamic bodies that have groups or a parent, every child before its
-    /// parent, each with the group that joins it to its parent (eliminated at the
+    /// Every dynamic body (the backward sweep writes each one's velocity step), every
+    /// child before its parent, each with the group that joins it to its parent (eliminated at the
     /// parent) and its own groups (indices into `groups`, in elimination order).
     pub bodies: Vec<(usize, Option<usize>, std::ops::Range<usize>)>,
     pub groups: Vec<Group>,
@@ -343,38 +347,45 @@ impl TreePlan {
 
     /// An upper bound on the loop passes of `tree_factor` (step_tree.wgsl) for one
     /// invocation, counted as lavapipe does (each pass of each loop; see
-    /// `Packed::linear_chunk`): per body about 80 (its $6\times6$ block is inverted by
-    /// $3\times3$ blocks, one of them by Gauss–Jordan), per group of $n$ rows
-    /// $8 + 6n + 4n^2 + n^3$ (the rows, $S$, its inverse with pivot search, the
-    /// products, the forward sweep) and per parent edge $2 + 3n + n^2$ for $D$, $J'$ and
-    /// $F'$; and per joint a pass of the body matrices.
-    pub fn factor_passes(&self, joints: usize) -> usize {
+    /// `Packed::linear_chunk`), with $n$ a group's rows:
+    /// * per body of the plan about 80: its $6\times6$ block inverted by $3\times3$
+    ///   blocks, one of them by Gauss–Jordan ($3^3 + 2.5\cdot3^2$ passes with the pivot
+    ///   search), and the loop over its groups;
+    /// * per group $n^3 + 6n^2 + 8n + 8$: the inverse of $S$ by Gauss–Jordan
+    ///   ($n^3 + 2.5n^2 + n$ with the pivot search), $S$, $P$ and $Q$, and the update of
+    ///   $\Phi$ ($n^2 + n$ each), loading the rows, counting the free ones and the
+    ///   forward sweep ($n$ each);
+    /// * per group with a child $n^2 + 4n + 4$: its $D$ and its rows' $J'$ and $F'$;
+    /// * the body matrices: a pass per body of the model (`bodies`), per joint and per
+    ///   drive (`stiffness_terms`), with 16 more for each term's own loops.
+    pub fn factor_passes(&self, bodies: usize, stiffness_terms: usize) -> usize {
         let groups: usize = self
             .groups
             .iter()
             .map(|g| {
                 let n = g.rows.len();
-                8 + 6 * n + 4 * n * n + n * n * n
+                n * n * n + 6 * n * n + 8 * n + 8
             })
             .sum();
         let edges: usize = self
             .groups
             .iter()
             .filter(|g| g.child.is_some())
-            .map(|g| 2 + 3 * g.rows.len() + g.rows.len() * g.rows.len())
+            .map(|g| g.rows.len() * g.rows.len() + 4 * g.rows.len() + 4)
             .sum();
-        80 * self.bodies.len() + groups + edges + 2 * joints + 16
+        80 * self.bodies.len() + groups + edges + bodies + 17 * stiffness_terms + 16
     }
 
     /// An upper bound on the loop passes of one backward sweep (`tree_backward`,
-    /// step_tree.wgsl): a pass over every row, a few per body, and per group of $n$
-    /// rows $8n + n^2$.
-    pub fn apply_passes(&self, rows: usize) -> usize {
+    /// step_tree.wgsl): per body of the plan a few, and per group of $n$ rows
+    /// $n^2 + 3n + 4$ (its $x = S^{-1}(e - Qf)$, the force it passes on, and the parent
+    /// group's force on its child).
+    pub fn backward_passes(&self) -> usize {
         let groups: usize = self
             .groups
             .iter()
-            .map(|g| 4 + 8 * g.rows.len() + g.rows.len() * g.rows.len())
+            .map(|g| g.rows.len() * g.rows.len() + 3 * g.rows.len() + 4)
             .sum();
-        rows + 4 * self.bodies.len() + groups + 16
+        4 * self.bodies.len() + groups + 16
     }
 }
