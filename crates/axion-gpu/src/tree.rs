@@ -389,3 +389,103 @@ impl TreePlan {
         4 * self.bodies.len() + groups + 16
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::step::pack;
+    use axion::scenes;
+    use axion_model::{BodyDesc, JointDesc, JointType, ModelBuilder};
+    use nalgebra::{Matrix3, Vector3};
+
+    /// Checks the invariants every plan has: every dynamic body once, each after its
+    /// children; each row in at most one group, at most `TREE_GROUP_MAX` to a group;
+    /// the scratch floats summed from the groups.
+    fn check_plan(model: &Model, plan: &TreePlan, rows: usize) {
+        let order: Vec<usize> = plan.bodies.iter().map(|b| b.0).collect();
+        let dynamic: Vec<usize> = (0..model.bodies().len())
+            .filter(|&b| model.bodies()[b].is_dynamic())
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, dynamic, "every dynamic body once");
+        let at = |b: usize| order.iter().position(|&x| x == b).unwrap();
+        for &b in &order {
+            if let Some(p) = plan.parent[b] {
+                assert!(
+                    at(b) < at(p),
+                    "body {b} is eliminated before its parent {p}"
+                );
+            }
+        }
+        let mut seen = vec![false; rows];
+        let mut floats = 0;
+        for g in &plan.groups {
+            assert!(!g.rows.is_empty() && g.rows.len() <= TREE_GROUP_MAX);
+            for &(i, _) in &g.rows {
+                assert!(!seen[i as usize], "row {i} in two groups");
+                seen[i as usize] = true;
+            }
+            assert_eq!(g.offset, floats);
+            floats += Group::floats(g.rows.len(), g.child.is_some());
+        }
+        assert_eq!(plan.floats, floats);
+        assert_eq!(plan.direct, seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn robots_and_chains_are_solved_along_their_tree() {
+        for model in [
+            scenes::chain(scenes::ChainOptions::default()).unwrap(),
+            scenes::skid_steer([2.0, 6.0, 4.0]).unwrap(),
+            scenes::cartpole(1.0).unwrap(),
+        ] {
+            let p = pack(&model).unwrap();
+            check_plan(&model, &p.tree, p.rows);
+            assert!(p.tree.direct);
+        }
+    }
+
+    /// Contacts between two dynamic bodies (a stack of boxes) and a joint that closes a
+    /// loop leave rows off the tree: the Krylov solve then takes the system.
+    #[test]
+    fn rows_off_the_tree_are_not_solved_along_it() {
+        let stack = scenes::stack(3).unwrap();
+        let p = pack(&stack).unwrap();
+        check_plan(&stack, &p.tree, p.rows);
+        assert!(!p.tree.direct, "contacts between boxes are off the tree");
+
+        // Three links hinged in a chain from the world, the last hinged back to the
+        // first: a loop.
+        let mut b = ModelBuilder::new();
+        let mut links = Vec::new();
+        for k in 0..3 {
+            let at = Vector3::new(k as f64, 0.0, 0.0);
+            let body = BodyDesc::dynamic(format!("link {k}")).at(at).mass(
+                1.0,
+                Vector3::zeros(),
+                Matrix3::identity() * 0.1,
+            );
+            links.push(b.add_body(body).unwrap());
+        }
+        let hinge = || JointType::Revolute { axis: Vector3::z() };
+        let mut parent = None;
+        for (k, &link) in links.iter().enumerate() {
+            b.add_joint(JointDesc::new(format!("joint {k}"), hinge(), parent, link))
+                .unwrap();
+            parent = Some(link);
+        }
+        b.add_joint(JointDesc::new("closing", hinge(), Some(links[2]), links[0]))
+            .unwrap();
+        let looped = b.build().unwrap();
+        let p = pack(&looped).unwrap();
+        check_plan(&looped, &p.tree, p.rows);
+        assert!(!p.tree.direct, "the closing joint is off the tree");
+        let in_groups: usize = p.tree.groups.iter().map(|g| g.rows.len()).sum();
+        assert_eq!(
+            in_groups,
+            p.rows - 5,
+            "all but the closing hinge's five rows"
+        );
+    }
+}
