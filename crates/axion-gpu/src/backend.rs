@@ -71,11 +71,12 @@ pub struct GpuSettings {
     /// $c\thinspace\lambda_t/\rho$, $c$ times the velocity change its friction force
     /// causes in one step, which makes the forces of redundant sticking contacts unique.
     /// Default 1e-4, where the CPU's is 1e-6: in f32 a creep of 1e-6 is below the
-    /// rounding of the friction rows, and the sticking feet of a robot left the Newton
-    /// iteration without a unique solution to converge to. Measured on lavapipe with the
-    /// solve along the tree (50 steps of one world, h = 0.01): with 1e-6 the five-link
-    /// pendulum (pybullet_data's `pendulum5.urdf`) converged 9 steps and vision60 35,
-    /// with 1e-4 all 50 of both (docs/gpu.md).
+    /// rounding of the friction rows, and the sticking feet of a robot leave the Newton
+    /// iteration without a unique solution to converge to. Measured on lavapipe (drops
+    /// of 50 steps, one world, h = 0.01, docs/gpu.md): with 1e-6 and no second attempt
+    /// the five-link pendulum (pybullet_data's `pendulum5.urdf`) converged 9 steps and
+    /// the a1 47; with the second attempt every step converged, at 1.1–2.5 times the
+    /// iterations of 1e-4.
     pub friction_creep: f64,
     /// Solve the Newton system directly along the model's tree of bodies (`crate::tree`)
     /// where every row lies on it — joints between two dynamic bodies without loops,
@@ -84,8 +85,7 @@ pub struct GpuSettings {
     /// every block of the joints' and drives' geometric stiffness, in two sweeps over the
     /// bodies; the Krylov solve needed up to `max_linear_iterations` and gave worse
     /// directions (a1's drop on lavapipe: 72 % of steps converged with the Krylov solve,
-    /// 49 of the first 50 along the tree, and every step with the creep and the second
-    /// attempt below).
+    /// every step along the tree).
     /// **On by default.** Models with rows off the tree (contacts between two dynamic
     /// bodies, loops), a Newton iteration whose factorization fails (a singular block),
     /// a lagged slip coupling (`slip_coupling` off, or a world whose coupled iteration
@@ -99,8 +99,8 @@ pub struct GpuSettings {
     /// last attempt before it splits a step: `SolverSettings::fallback_creep`,
     /// docs/step.md, "A step solved again"); otherwise the first attempt's best iterate
     /// is kept. A value not above `friction_creep` never solves a step again. Default
-    /// 1e-3, ten times the creep. Measured on lavapipe (50 steps, one world): without it
-    /// a1 and aliengo converged 49 of 50 steps, with it 50.
+    /// 1e-3, ten times the creep. Measured on lavapipe (drops of 50 steps, one world):
+    /// without it the aliengo converged 49 steps, with it 50.
     pub fallback_creep: f64,
     /// Most worlds per chunk. A batch is split into the fewest chunks this and the
     /// adapter allow, of equal size (within one world), each with its own buffers and
