@@ -47,10 +47,10 @@ struct Params {
     linear_chunk: u32,
     // Joint-limit slots: count, first word in model_u, first float in model_f, first row.
     limits: vec4<u32>,
-    // GpuSettings::friction_creep and fallback_creep (see `contact_rows`, `retry`).
+    // GpuSettings::friction_creep and fallback_creep (see `contact_rows`, `accept`).
     friction_creep: f32,
     fallback_creep: f32,
-    // Attempts at a step: 2 with a retry (`retry`), else 1.
+    // Attempts at a step: 2 with a second attempt (`accept`), else 1.
     attempts: u32,
     pad0: u32,
     // The tree's plan (step_tree.wgsl): its bodies (0: the Newton system is not solved
@@ -450,8 +450,9 @@ fn enter(gid: vec3<u32>) -> bool {
 // `max_newton` × `attempts` times `step_factor`, `step_direction` (and
 // `step_direction_more` as often as the linear iteration cap needs), `step_update` and
 // `step_search`, then `step_finish`. A world that has converged, stalled or failed
-// stays inactive in the later dispatches. The iterations are dispatched indirectly, with the workgroups the
-// still active worlds asked for (set_active): none once every world has stopped.
+// stays inactive in the later dispatches. The iterations are dispatched indirectly, with
+// the workgroups the still active worlds asked for (set_active): none once every world
+// has stopped.
 
 // The step's first iterate (u⁻ and the previous step's multipliers), the drives'
 // coordinates at its start and, with contacts, the contacts and joint limits in reach;

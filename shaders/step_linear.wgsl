@@ -75,7 +75,11 @@ fn row_weight(i: u32) -> f32 {
 // whether that succeeded).
 fn prepare_direction() {
     let h = P.h;
-    accumulate_stiffness();
+    // With the slip force's coupling lagged (a coupled iteration that stalled), the Krylov
+    // solve (`search`, `has_couplings`): the lagged form is a fixed-point iteration on
+    // the slip force that the exact steps along the tree overshoot.
+    let tree = tree_on() && !(CONTACTS && status(ST_LAGGED) > 0.5);
+    accumulate_stiffness(tree);
     prepare_mass();
     for (var b = 0u; b < P.bodies; b++) {
         if !body_dynamic(b) {
@@ -124,11 +128,7 @@ fn prepare_direction() {
         }
         sset(s_pre + i, pre);
     }
-    // With the slip force's coupling lagged (a coupled iteration that stalled), the Krylov
-    // solve (`search`, `has_couplings`): the lagged form is a fixed-point iteration on
-    // the slip force that the exact steps along the tree overshoot.
-    let lagged = CONTACTS && status(ST_LAGGED) > 0.5;
-    set_status(ST_TREE, select(0.0, 1.0, tree_on() && !lagged && tree_factor()));
+    set_status(ST_TREE, select(0.0, 1.0, tree && tree_factor()));
 }
 
 // The Newton direction, second part (kernel `step_direction`): along the tree where it

@@ -1,9 +1,8 @@
 // Geometric stiffness (axion-constraints' `stiffness`): how the joints' forces turn when
 // their bodies move, K_ij = ∂(F_iᵀλ)/∂δq_j for the joint's parent (0) and child (1).
-// The Schur operator keeps each body's own angular block, symmetrized
-// (`accumulate_stiffness`); the direct solve along the tree takes every block
-// (`tree_body_matrices`, step_tree.wgsl). Part of the step module (see step.rs,
-// `step_source`).
+// The Schur operator keeps each body's own angular block, symmetrized; the direct solve
+// along the tree takes every block (both from `accumulate_stiffness`). Part of the step
+// module (see step.rs, `step_source`).
 
 fn outer3(a: vec3<f32>, b: vec3<f32>) -> mat3x3<f32> {
     return mat3x3<f32>(a * b.x, a * b.y, a * b.z);
@@ -175,15 +174,28 @@ fn add_kang(b: u32, m: mat3x3<f32>) {
 }
 
 // Each body's own angular block of the joints' stiffness, summed per body (for the
-// Schur operator's M̂, `prepare_mass`).
-fn accumulate_stiffness() {
+// Schur operator's M̂, `prepare_mass`), and with `tree` the matrices of the solve along
+// the tree (`tree_body_matrices`) from the same evaluation of each joint's stiffness.
+fn accumulate_stiffness(tree: bool) {
     for (var b = 0u; b < P.bodies; b++) {
         sset_mat(s_kang + 9u * b, zero3());
+    }
+    let blocks = tree && P.geometric_stiffness != 0u;
+    if tree {
+        tree_body_matrices();
     }
     for (var j = 0u; j < P.joints; j++) {
         let k = joint_stiffness(j);
         add_kang(joint_child(j), k.cc.aa);
         add_kang(joint_parent(j), k.pp.aa);
+        if blocks {
+            add_stiffness(j, k);
+        }
+    }
+    if blocks {
+        for (var d = 0u; d < P.drives; d++) {
+            add_stiffness(drive_joint(d), drive_stiffness(d));
+        }
     }
 }
 

@@ -184,7 +184,6 @@ fn load_rows(g: u32, child_side: bool) {
 // linear solve then falls back on the Schur system's Krylov solve for this Newton
 // iteration).
 fn tree_factor() -> bool {
-    tree_body_matrices();
     for (var t = 0u; t < P.tree.x; t++) {
         let b = tree_body(t, 0u);
         if !direct_body(t) {
@@ -440,8 +439,9 @@ fn tree_invert(n: u32) -> bool {
 // J'_{e,p} = J_{e,p} + J_{e,c} Φ_c N_cp and F'_{e,p}ᵀ = F_{e,p}ᵀ + N_pc Φ_c F_{e,c}ᵀ.
 
 // M̂_bb of every body (s_tm) and the couplings of each body to its tree parent (s_tn:
-// N_{b,parent}, then N_{parent,b}) at the current iterate, with the stiffness of the
-// joints' rows and of their drives' (as the CPU's Newton matrix).
+// N_{b,parent}, then N_{parent,b}) at the current iterate without the stiffness, which
+// `accumulate_stiffness` then adds (`add_stiffness`: the joints' rows and their drives',
+// as the CPU's Newton matrix).
 fn tree_body_matrices() {
     let h = P.h;
     for (var b = 0u; b < P.bodies; b++) {
@@ -455,15 +455,6 @@ fn tree_body_matrices() {
         sset_block(s_tm + 36u * b, Block6(ident3() * body_mass(b), zero3(), zero3(), iw + d * h));
         sset_block(s_tn + 72u * b, zero_block());
         sset_block(s_tn + 72u * b + 36u, zero_block());
-    }
-    if P.geometric_stiffness == 0u {
-        return;
-    }
-    for (var j = 0u; j < P.joints; j++) {
-        add_stiffness(j, joint_stiffness(j));
-    }
-    for (var d = 0u; d < P.drives; d++) {
-        add_stiffness(drive_joint(d), drive_stiffness(d));
     }
 }
 

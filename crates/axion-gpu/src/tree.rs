@@ -197,6 +197,7 @@ impl TreePlan {
         let mut seen = vec![false; n_bodies];
         let mut order = Vec::new();
         let mut parent_edge = vec![None; n_bodies];
+        let mut parent = vec![None; n_bodies];
         let candidates = (0..n_bodies)
             .filter(|&b| !is_child[b])
             .chain(0..n_bodies)
@@ -217,6 +218,7 @@ impl TreePlan {
                     if !seen[other] {
                         seen[other] = true;
                         parent_edge[other] = Some(e);
+                        parent[other] = Some(b);
                         order.push(other);
                     }
                 }
@@ -229,9 +231,8 @@ impl TreePlan {
         let mut edge_group = vec![None; edges.len()];
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); n_bodies];
         for &b in &order {
-            if let Some(e) = parent_edge[b] {
-                let (x, y, _) = &edges[e];
-                children[if *x == b { *y } else { *x }].push(b);
+            if let Some(p) = parent[b] {
+                children[p].push(b);
             }
         }
         for &b in order.iter().rev() {
@@ -263,19 +264,7 @@ impl TreePlan {
                 .1
                 .map(|e| edge_group[e].expect("edge grouped at its parent"));
         }
-        plan.parent = parent_edge
-            .iter()
-            .enumerate()
-            .map(|(b, e)| {
-                e.map(|e| {
-                    if edges[e].0 == b {
-                        edges[e].1
-                    } else {
-                        edges[e].0
-                    }
-                })
-            })
-            .collect();
+        plan.parent = parent;
         plan.direct = plan.rows() == row_bodies.len();
         plan
     }

@@ -44,9 +44,10 @@ fn six(v: &[f32]) -> Vector6<f64> {
 /// their torques and the rows,
 /// $\max_i |r_i| / \max_i (\sum_j |a_{ij}||z_j| + |b_i|)$ over the equations of that
 /// kind of the system $Az = b$,
-/// $\hat M_{bb}\Delta u_b - \sum_n N_{bn}\Delta u_n - \sum_i F_{i,b}^\top x_i = -h'_{dyn,b}$ and
-/// $J_i\Delta u + C_i x_i = -h_{c,i}$, $x = h\Delta\lambda$ — the residual relative to the
-/// size of the terms of equations in the same units, the largest of the three. (Relative
+/// $\hat M_{bb}\Delta u_b - \sum_n N_{bn}\Delta u_n - \sum_i F_{i,b}^\top x_i
+/// = -h'_{dyn,b}$ and $J_i\Delta u + C_i x_i = -h_{c,i}$, $x = h\Delta\lambda$ — the
+/// residual relative to the size of the terms of equations in the same units, the
+/// largest of the three. (Relative
 /// to each equation's own terms, rows where every term is a rounding error of zero
 /// would dominate.)
 fn backward_error(model: &Model, p: &TreeProbe) -> f64 {
@@ -97,7 +98,7 @@ fn backward_error(model: &Model, p: &TreeProbe) -> f64 {
         if let Some(parent) = p.tree_parent[b] {
             coupled(&block(&p.links[b][..36]), &du[parent]);
         }
-        for (i, xi) in x.iter().enumerate().take(rows) {
+        for (i, xi) in x.iter().enumerate() {
             for side in 0..2 {
                 if p.row_bodies[i][side] == Some(b) && !p.fixed[i] {
                     r -= force(i, side) * *xi;
@@ -109,7 +110,7 @@ fn backward_error(model: &Model, p: &TreeProbe) -> f64 {
             note(k / 3, r[k], a[k]);
         }
     }
-    for (i, &xi) in x.iter().enumerate().take(rows) {
+    for (i, &xi) in x.iter().enumerate() {
         if p.fixed[i] {
             continue;
         }
