@@ -21,7 +21,8 @@
 //!
 //! `cargo bench --bench gpu_worlds` (on a machine without a GPU, Mesa's lavapipe runs
 //! it; without an adapter, or with `AXION_GPU_TESTS=skip`, the GPU part is left out with
-//! a line saying so).
+//! a line saying so). `AXION_BENCH_WORLDS=1,256,131072` replaces the batch sizes of
+//! `gpu_worlds` and `cpu_worlds` (the hardware sweep of docs/benchmarks.md).
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
@@ -34,9 +35,26 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 
 const H: f64 = 0.01;
 
-/// Batch sizes. On lavapipe a step of 4096 pyramids (55 shape pairs, 1200 rows per
-/// world) or skid-steers takes seconds, and the 20 warm-up steps minutes.
+/// Batch sizes unless `AXION_BENCH_WORLDS` names others. On lavapipe a step of 4096
+/// pyramids (55 shape pairs, 1200 rows per world) or skid-steers takes seconds, and the
+/// 20 warm-up steps minutes.
 const SIZES: [usize; 4] = [1, 16, 256, 4096];
+
+/// The batch sizes: `AXION_BENCH_WORLDS` (numbers separated by commas) or [`SIZES`].
+fn sizes() -> Vec<usize> {
+    match std::env::var("AXION_BENCH_WORLDS") {
+        Ok(list) => list
+            .split(',')
+            .map(|n| match n.trim().parse::<usize>() {
+                Ok(worlds) if worlds > 0 => worlds,
+                _ => {
+                    panic!("AXION_BENCH_WORLDS={list:?}: {n:?} is not a positive number of worlds")
+                }
+            })
+            .collect(),
+        Err(_) => SIZES.to_vec(),
+    }
+}
 
 /// The corpus robots of the bench: spirit40 rests by 0.21 s, the a1 is still landing
 /// (its feet's contacts change from step to step; the GPU solves it along its tree).
@@ -115,8 +133,9 @@ fn gpu(c: &mut Criterion) {
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
+    let sizes = sizes();
     for (name, model) in scenes() {
-        for &worlds in &SIZES {
+        for &worlds in &sizes {
             // Built on the first call, which criterion makes only for the benchmarks
             // its filter selects (warming 4096 skid-steers up takes minutes on lavapipe).
             let mut setup: Option<(GpuBackend, State, Control)> = None;
@@ -229,8 +248,9 @@ fn cpu(c: &mut Criterion) {
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(3));
+    let sizes = sizes();
     for (name, model) in scenes() {
-        for &worlds in &SIZES {
+        for &worlds in &sizes {
             // Run for 0.2 s on the first call (only for the benchmarks the filter selects);
             // each timed step is the second from that state, as on the device.
             let mut setup: Option<(Model, State, Control)> = None;

@@ -79,7 +79,7 @@ pub enum BackendChoice {
     #[cfg(feature = "gpu")]
     GpuWith(GpuSettings),
     /// The best available backend for the batch: the GPU for at least
-    /// [`AUTO_GPU_MIN_WORLDS`] worlds of a model it can run on a hardware adapter,
+    /// [`auto_gpu_min_worlds`] worlds of a model it can run on a hardware adapter,
     /// otherwise the CPU. The choice and the reason (with the adapter) are reported by
     /// [`Simulator::backend_reason`].
     #[default]
@@ -99,11 +99,21 @@ pub fn cpu_settings_like(gpu: &GpuSettings) -> SolverSettings {
     }
 }
 
-/// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU. Provisional:
-/// chosen without a hardware GPU to measure on. A GPU step is a sequence of
-/// dispatches whatever the batch (milliseconds for one world on lavapipe), while the
-/// CPU steps a small world in tens of microseconds, so small batches stay on the CPU.
-pub const AUTO_GPU_MIN_WORLDS: usize = 256;
+/// Worlds per CPU thread from which [`BackendChoice::Auto`] gives a batch to a hardware
+/// GPU. A GPU step is a fixed sequence of dispatches, about 3 ms on an NVIDIA H200
+/// whatever the batch up to a few thousand worlds, while the CPU backend steps its
+/// worlds on every thread in microseconds each. Measured beside the H200's host (16
+/// threads, docs/benchmarks.md, 2026-11-28), the GPU's world-steps per second overtook
+/// the CPU's at about 1300 skid-steers and 2000 pendulums: 80–125 worlds per thread.
+pub const AUTO_GPU_WORLDS_PER_THREAD: usize = 128;
+
+/// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU on this machine:
+/// [`AUTO_GPU_WORLDS_PER_THREAD`] for each thread the CPU backend would use
+/// (`std::thread::available_parallelism`), 256 on two.
+pub fn auto_gpu_min_worlds() -> usize {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    AUTO_GPU_WORLDS_PER_THREAD * threads
+}
 
 /// Why a simulator could not be created or stepped.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -187,10 +197,9 @@ fn auto(model: &Model, worlds: usize, collision: CollisionWorld) -> (Box<dyn Bac
         let backend = CpuBackend::for_model(SolverSettings::default(), model, collision);
         (Box::new(backend), format!("auto: CPU, {why}"))
     };
-    if worlds < AUTO_GPU_MIN_WORLDS {
-        return cpu(format!(
-            "{worlds} worlds (the GPU is used from {AUTO_GPU_MIN_WORLDS})"
-        ));
+    let least = auto_gpu_min_worlds();
+    if worlds < least {
+        return cpu(format!("{worlds} worlds (the GPU is used from {least})"));
     }
     #[cfg(feature = "gpu")]
     {

@@ -5,7 +5,7 @@
 
 use axion::constraints::drive::Drive;
 use axion::prelude::*;
-use axion::{AUTO_GPU_MIN_WORLDS, DriveId, Geometry, GpuError, Model, SimError, scenes};
+use axion::{DriveId, Geometry, GpuError, Model, SimError, auto_gpu_min_worlds, scenes};
 
 /// A convex hull resting on a box, a shape pair without a device narrow phase.
 fn hull_on_box() -> Model {
@@ -57,7 +57,7 @@ fn auto_keeps_small_batches_on_the_cpu() {
 fn auto_keeps_models_the_gpu_cannot_run_on_the_cpu() {
     // Convex hulls are CPU-only.
     let model = hull_on_box();
-    let sim = Simulator::new(model, AUTO_GPU_MIN_WORLDS, 0.01, BackendChoice::Auto).unwrap();
+    let sim = Simulator::new(model, auto_gpu_min_worlds(), 0.01, BackendChoice::Auto).unwrap();
     assert!(sim.backend_name().starts_with("cpu"));
     assert!(
         sim.backend_reason().contains("convex hull"),
@@ -72,7 +72,7 @@ fn auto_keeps_models_the_gpu_cannot_run_on_the_cpu() {
 fn auto_reports_its_choice_for_large_batches() {
     let sim = Simulator::new(
         scenes::pendulum().unwrap(),
-        AUTO_GPU_MIN_WORLDS,
+        auto_gpu_min_worlds(),
         0.01,
         BackendChoice::Auto,
     )
