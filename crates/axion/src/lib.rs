@@ -102,14 +102,18 @@ pub fn cpu_settings_like(gpu: &GpuSettings) -> SolverSettings {
 /// Worlds per CPU thread from which [`BackendChoice::Auto`] gives a batch to a hardware
 /// GPU. A GPU step is a fixed sequence of dispatches, about 3 ms on an NVIDIA H200
 /// whatever the batch up to a few thousand worlds, while the CPU backend steps its
-/// worlds on every thread in microseconds each. Measured beside the H200's host (16
-/// threads, docs/benchmarks.md, 2026-11-28), the GPU's world-steps per second overtook
-/// the CPU's at about 1300 skid-steers and 2000 pendulums: 80–125 worlds per thread.
-pub const AUTO_GPU_WORLDS_PER_THREAD: usize = 128;
+/// worlds on every thread, so the batch where the GPU overtakes the CPU grows with the
+/// threads and shrinks with the work of a world's step. Measured beside the H200's host
+/// (16 threads, docs/benchmarks.md, 2026-11-28), it overtook them at about 2000
+/// pendulums, 1300 skid-steers and 280 landing a1 quadrupeds: 125, 81 and 17 worlds per
+/// thread. 48, near the geometric middle of the extremes, costs at most about 2.2× on
+/// either side of the a1 and the pendulum (the GPU for 768 pendulums, the CPU for 767
+/// a1s).
+pub const AUTO_GPU_WORLDS_PER_THREAD: usize = 48;
 
 /// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU on this machine:
 /// [`AUTO_GPU_WORLDS_PER_THREAD`] for each thread the CPU backend would use
-/// (`std::thread::available_parallelism`), 256 on two.
+/// (`std::thread::available_parallelism`): 96 on two, 768 on sixteen.
 pub fn auto_gpu_min_worlds() -> usize {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     AUTO_GPU_WORLDS_PER_THREAD * threads
