@@ -101,8 +101,8 @@ fn joint_tree_child(j: u32) -> u32 {
     return model_u[P.tree_more.y + j];
 }
 // A group's factors in scratch (tree::Group::floats): an active flag, then Q (n × 6),
-// P (6 × n), S⁻¹ (n × n, the child's D until the group is factorized), e (n) and, for a
-// group with a child, its rows' J' and F' on the local body (n × 6 each).
+// P (6 × n), S⁻¹ (n × n, the child's D until the group is factorized), e (n), for a
+// group with a child its rows' J' and F' on the local body (n × 6 each), and S (n × n).
 fn group_base(g: u32) -> u32 {
     return s_tree + tree_group(g, 3u);
 }
@@ -120,6 +120,11 @@ fn group_e(g: u32, n: u32) -> u32 {
 }
 fn group_jf(g: u32, n: u32, k: u32) -> u32 {
     return group_base(g) + 1u + 13u * n + n * n + 12u * k;
+}
+// The group's S itself (n × n, row-major), after J' and F' where it has a child: each
+// solve with S⁻¹ is refined once against it.
+fn group_sk(g: u32, n: u32) -> u32 {
+    return group_base(g) + 1u + 13u * n + n * n + select(0u, 12u * n, tree_group(g, 2u) != NONE);
 }
 
 fn row_fixed(i: u32) -> bool {
@@ -240,6 +245,7 @@ fn factor_group(g: u32) -> bool {
         return true;
     }
     let s = group_s(g, n);
+    let sk = group_sk(g, n);
     for (var k = 0u; k < n; k++) {
         let creg = sget(s_creg + entry_row(e0 + k));
         for (var l = 0u; l < n; l++) {
@@ -253,14 +259,33 @@ fn factor_group(g: u32) -> bool {
                 v = 1.0;
             }
             tree_s[k * n + l] = v;
+            sset(sk + k * n + l, v);
         }
     }
     if !tree_invert(n) {
         return false;
     }
-    var ok = true;
+    // P = Φ Fᵀ S⁻¹ (S⁻¹ stored in the S slot on the way), refined once:
+    // P ← P + (Φ Fᵀ − P S) S⁻¹, the residual in tree_pf.
     for (var k = 0u; k < n; k++) {
         var p = zero6();
+        for (var l = 0u; l < n; l++) {
+            let v = tree_inv[l * n + k];
+            p = axpy6(p, v, tree_pf[l]);
+            sset(s + l * n + k, v);
+        }
+        tree_p[k] = p;
+    }
+    for (var k = 0u; k < n; k++) {
+        var r = tree_pf[k];
+        for (var l = 0u; l < n; l++) {
+            r = axpy6(r, -sget(sk + l * n + k), tree_p[l]);
+        }
+        tree_pf[k] = r;
+    }
+    var ok = true;
+    for (var k = 0u; k < n; k++) {
+        var p = tree_p[k];
         for (var l = 0u; l < n; l++) {
             p = axpy6(p, tree_inv[l * n + k], tree_pf[l]);
         }
@@ -272,9 +297,6 @@ fn factor_group(g: u32) -> bool {
         sset6(group_q(g, k), q);
     }
     for (var k = 0u; k < n; k++) {
-        for (var l = 0u; l < n; l++) {
-            sset(s + k * n + l, tree_inv[k * n + l]);
-        }
         mob = block_axpy(mob, -1.0, outer6(tree_p[k], tree_q[k]));
     }
     return ok;
@@ -328,13 +350,30 @@ fn backward_groups(t: u32, f_up: Six) {
         let e0 = tree_group(gg, 1u);
         let e = group_e(gg, n);
         let s = group_s(gg, n);
+        let sk = group_sk(gg, n);
         for (var k = 0u; k < n; k++) {
             tree_r[k] = sget(e + k) - dot6(sget6(group_q(gg, k)), f);
         }
+        // x = S⁻¹ r, refined once: x ← x + S⁻¹ (r − S x) (x in tree_s, the residual in
+        // tree_inv).
         for (var k = 0u; k < n; k++) {
             var x = 0.0;
             for (var l = 0u; l < n; l++) {
                 x += sget(s + k * n + l) * tree_r[l];
+            }
+            tree_s[k] = x;
+        }
+        for (var k = 0u; k < n; k++) {
+            var d = tree_r[k];
+            for (var l = 0u; l < n; l++) {
+                d -= sget(sk + k * n + l) * tree_s[l];
+            }
+            tree_inv[k] = d;
+        }
+        for (var k = 0u; k < n; k++) {
+            var x = tree_s[k];
+            for (var l = 0u; l < n; l++) {
+                x += sget(s + k * n + l) * tree_inv[l];
             }
             let i = entry_row(e0 + k);
             if row_fixed(i) {
