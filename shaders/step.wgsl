@@ -57,7 +57,7 @@ struct Params {
     // along the tree), groups, first words of the bodies and groups in model_u;
     tree: vec4<u32>,
     // first words of its entries and of its joints' tree sides in model_u, scratch
-    // floats of its factors, padding.
+    // floats of its factors, 1 where each group's solve is refined against its S.
     tree_more: vec4<u32>,
 }
 

@@ -64,11 +64,12 @@ fn outer6(x: Six, y: Six) -> Block6 {
 // The mobility Φ of the body being eliminated.
 var<private> mob: Block6;
 // A group's S (row-major) and its inverse as Gauss–Jordan forms it (also the 3 × 3
-// Schur complement of a body's block, `pivoted_inverse3`).
+// Schur complement of a body's block, `pivoted_inverse3`); in the backward sweep, a
+// group's x and the residual r − S x of its refinement.
 var<private> tree_s: array<f32, TREE_GROUP_MAX * TREE_GROUP_MAX>;
 var<private> tree_inv: array<f32, TREE_GROUP_MAX * TREE_GROUP_MAX>;
-// A group's rows on the local body: J, Φ Fᵀ, J Φ, P, and 1 where a row is fixed; and
-// a solve's e − Q f.
+// A group's rows on the local body: J, Φ Fᵀ (then the residual Φ Fᵀ − P S of P's
+// refinement), J Φ, P, and 1 where a row is fixed; and a solve's e − Q f.
 var<private> tree_j: array<Six, TREE_GROUP_MAX>;
 var<private> tree_pf: array<Six, TREE_GROUP_MAX>;
 var<private> tree_q: array<Six, TREE_GROUP_MAX>;
@@ -79,6 +80,11 @@ var<private> tree_r: array<f32, TREE_GROUP_MAX>;
 // Whether the Newton system is solved along the tree (the model's rows all lie on it).
 fn tree_on() -> bool {
     return P.tree.x > 0u;
+}
+// Whether each group's solve is refined once against its S (always on hardware; on
+// lavapipe where the refined factorization fits the loop budget: Packed::tree_refined).
+fn tree_refined() -> bool {
+    return P.tree_more.w != 0u;
 }
 // Word k of body t of the plan: body, parent group (or NONE), first group, groups.
 fn tree_body(t: u32, k: u32) -> u32 {
@@ -259,13 +265,15 @@ fn factor_group(g: u32) -> bool {
                 v = 1.0;
             }
             tree_s[k * n + l] = v;
-            sset(sk + k * n + l, v);
+            if tree_refined() {
+                sset(sk + k * n + l, v);
+            }
         }
     }
     if !tree_invert(n) {
         return false;
     }
-    // P = Φ Fᵀ S⁻¹ (S⁻¹ stored in the S slot on the way), refined once:
+    // P = Φ Fᵀ S⁻¹ (S⁻¹ stored in the S slot on the way), where refined once more:
     // P ← P + (Φ Fᵀ − P S) S⁻¹, the residual in tree_pf.
     for (var k = 0u; k < n; k++) {
         var p = zero6();
@@ -276,18 +284,23 @@ fn factor_group(g: u32) -> bool {
         }
         tree_p[k] = p;
     }
-    for (var k = 0u; k < n; k++) {
-        var r = tree_pf[k];
-        for (var l = 0u; l < n; l++) {
-            r = axpy6(r, -sget(sk + l * n + k), tree_p[l]);
+    let refined = tree_refined();
+    if refined {
+        for (var k = 0u; k < n; k++) {
+            var r = tree_pf[k];
+            for (var l = 0u; l < n; l++) {
+                r = axpy6(r, -sget(sk + l * n + k), tree_p[l]);
+            }
+            tree_pf[k] = r;
         }
-        tree_pf[k] = r;
     }
     var ok = true;
     for (var k = 0u; k < n; k++) {
         var p = tree_p[k];
-        for (var l = 0u; l < n; l++) {
-            p = axpy6(p, tree_inv[l * n + k], tree_pf[l]);
+        if refined {
+            for (var l = 0u; l < n; l++) {
+                p = axpy6(p, tree_inv[l * n + k], tree_pf[l]);
+            }
         }
         let q = times_block(tree_j[k], mob);
         tree_q[k] = q;
@@ -354,8 +367,8 @@ fn backward_groups(t: u32, f_up: Six) {
         for (var k = 0u; k < n; k++) {
             tree_r[k] = sget(e + k) - dot6(sget6(group_q(gg, k)), f);
         }
-        // x = S⁻¹ r, refined once: x ← x + S⁻¹ (r − S x) (x in tree_s, the residual in
-        // tree_inv).
+        // x = S⁻¹ r, where refined once more: x ← x + S⁻¹ (r − S x) (x in tree_s, the
+        // residual in tree_inv).
         for (var k = 0u; k < n; k++) {
             var x = 0.0;
             for (var l = 0u; l < n; l++) {
@@ -363,17 +376,22 @@ fn backward_groups(t: u32, f_up: Six) {
             }
             tree_s[k] = x;
         }
-        for (var k = 0u; k < n; k++) {
-            var d = tree_r[k];
-            for (var l = 0u; l < n; l++) {
-                d -= sget(sk + k * n + l) * tree_s[l];
+        let refined = tree_refined();
+        if refined {
+            for (var k = 0u; k < n; k++) {
+                var d = tree_r[k];
+                for (var l = 0u; l < n; l++) {
+                    d -= sget(sk + k * n + l) * tree_s[l];
+                }
+                tree_inv[k] = d;
             }
-            tree_inv[k] = d;
         }
         for (var k = 0u; k < n; k++) {
             var x = tree_s[k];
-            for (var l = 0u; l < n; l++) {
-                x += sget(s + k * n + l) * tree_inv[l];
+            if refined {
+                for (var l = 0u; l < n; l++) {
+                    x += sget(s + k * n + l) * tree_inv[l];
+                }
             }
             let i = entry_row(e0 + k);
             if row_fixed(i) {

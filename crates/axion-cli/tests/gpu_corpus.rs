@@ -10,7 +10,9 @@
 //! humanoid, hopper, walker2d, half_cheetah, swimmer) yet (docs/gpu.md). Every one is a
 //! tree of bodies on the ground, so the device solves its Newton systems along the tree.
 //!
-//! Each must, on the GPU: converge in every world-step but at most 1 %, keep its joints
+//! Each must be solved along its tree also under lavapipe's loop budget
+//! (`axion::solved_along_tree`), and must, on the GPU: converge in every world-step but
+//! at most 1 %, keep its joints
 //! within 2e-6 m (the GPU's position tolerance, f32), end with less than 1 mm of
 //! penetration and run its four worlds bit for bit alike. Its bodies must stay within
 //! 1 mm of the CPU's — the largest centre-of-mass distance of any body over the run —
@@ -115,6 +117,13 @@ fn corpus_robots_in_gpu_batches_match_the_cpu() {
         println!("{line}");
         if share < 0.99 || joint_error > 2e-6 || depth >= 1e-3 || to_cpu > bound || !alike {
             failures.push(line);
+        }
+        // Solved along the tree also where a loop budget applies (lavapipe), so that a
+        // factorization grown past it cannot fall back on the Krylov solve unnoticed.
+        if !axion::solved_along_tree(&model, true).unwrap() {
+            failures.push(format!(
+                "{file}: not solved along the tree under lavapipe's loop budget"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -31,6 +31,13 @@ use rayon::prelude::*;
 
 pub use settings::{FALLBACK_CREEP, FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings};
 
+/// The worker threads a batch of worlds is stepped on with [`SolverSettings::threads`]
+/// = 0, the default: rayon's pool, one per core unless `RAYON_NUM_THREADS` says
+/// otherwise.
+pub fn default_threads() -> usize {
+    rayon::current_num_threads()
+}
+
 use newton::{ActiveLimit, Layout, StepInput, WorldSolver};
 use sparse::SparseLu;
 
@@ -416,7 +423,7 @@ impl Backend for CpuBackend {
             }
         }
         let threads = match settings.threads {
-            0 => rayon::current_num_threads(),
+            0 => default_threads(),
             n => n,
         }
         .clamp(1, worlds.max(1));

@@ -567,7 +567,7 @@ impl GpuBackend {
                 packed.tree_base_u[2] as u32,
                 packed.tree_base_u[3] as u32,
                 packed.tree.floats as u32,
-                0,
+                u32::from(packed.tree_refined(budget)),
             ],
         };
         let (layout, dispatch_layout) = (&self.layout, &self.dispatch_layout);

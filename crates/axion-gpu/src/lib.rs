@@ -50,6 +50,17 @@ pub fn check_model(model: &axion_model::Model) -> Result<(), GpuError> {
     step::check_supported(model)
 }
 
+/// Whether the GPU backend solves `model`'s Newton systems directly along its tree of
+/// bodies (docs/gpu.md, "Solving along the tree") rather than by the Krylov method, with
+/// the tree solve and the slip coupling on (the defaults): every row lies on the tree
+/// and, on an adapter with lavapipe's loop budget (`loop_budget`), the factorization
+/// fits it. No adapter needed; a model the backend refuses is an error, as in
+/// [`check_model`].
+pub fn solved_along_tree(model: &axion_model::Model, loop_budget: bool) -> Result<bool, GpuError> {
+    check_model(model)?;
+    Ok(step::pack(model)?.tree_fits(loop_budget))
+}
+
 /// Whether tests and benchmarks that need a GPU adapter run here, after saying so when
 /// they do not. `AXION_GPU_TESTS=skip` skips them; `AXION_GPU_TESTS=require` runs them
 /// and a missing adapter fails them (as CI sets it, with Mesa's software driver

@@ -259,7 +259,8 @@ params! {
     tree: [u32; 4],
     /// The first words of the plan's entries and of its joints' tree sides in
     /// `model_u` ([`TreePlan::pack`]), the scratch floats of its factors (allocated
-    /// whether or not it is used), and padding.
+    /// whether or not it is used), and 1 where each group's solve is refined
+    /// ([`Packed::tree_refined`]), else 0.
     tree_more: [u32; 4],
 }
 
@@ -337,16 +338,26 @@ impl Packed {
     }
     /// Whether the Newton system is solved along the model's tree ([`crate::tree`]):
     /// every row lies on it ([`TreePlan::direct`]) and, on an adapter with a loop budget
-    /// (`budget`: lavapipe), the factorization with the set-up before it
-    /// (`step_factor`: at most about $24R + 8B$ passes) takes at most half the budget,
-    /// and the backward sweep a quarter.
+    /// (`budget`: lavapipe), the factorization fits it, [refined](Self::tree_refined)
+    /// or not.
     pub fn tree_fits(&self, budget: bool) -> bool {
+        self.tree.direct && (!budget || self.within_budget(self.tree_refined(budget)))
+    }
+    /// Whether each group's solve along the tree is refined once against its $S$
+    /// ([`crate::tree`], "One refinement of each group's solve"): always without a
+    /// loop budget; with one (lavapipe), where the refined factorization fits it.
+    pub fn tree_refined(&self, budget: bool) -> bool {
+        !budget || self.within_budget(true)
+    }
+    /// Whether the factorization with the set-up before it (`step_factor`: at most about
+    /// $24R + 8B$ passes) takes at most half of lavapipe's loop budget, and the backward
+    /// sweep a quarter.
+    fn within_budget(&self, refined: bool) -> bool {
         let factor = self
             .tree
-            .factor_passes(self.bodies, self.joints + self.drives);
-        let fits = factor + 24 * self.rows + 8 * self.bodies <= LOOP_BUDGET / 2
-            && self.tree.backward_passes() <= LOOP_BUDGET / 4;
-        self.tree.direct && (!budget || fits)
+            .factor_passes(self.bodies, self.joints + self.drives, refined);
+        factor + 24 * self.rows + 8 * self.bodies <= LOOP_BUDGET / 2
+            && self.tree.backward_passes(refined) <= LOOP_BUDGET / 4
     }
     /// The first contact row (after the joint and drive rows).
     pub fn contact_row0(&self) -> usize {

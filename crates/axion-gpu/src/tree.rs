@@ -64,7 +64,9 @@
 //! stable: its residual grows with the condition of $S_g$ (a fixed joint's six rows, a
 //! drive's on a light link). So $P_g$ and each $x_g$ are refined once against $S_g$,
 //! kept for it: $P \leftarrow P + (\Phi F^\top - PS)S^{-1}$ and
-//! $x \leftarrow x + S^{-1}(r - Sx)$, in f32. On lavapipe this took the solve's
+//! $x \leftarrow x + S^{-1}(r - Sx)$, in f32 (`Packed::tree_refined`: always on hardware,
+//! and under lavapipe's loop budget where the refined factorization fits it; the others
+//! are solved along the tree unrefined). On lavapipe this took the solve's
 //! backward error after 40 steps from 6.7e-6 to 9.0e-7 on a chain with every kind of
 //! joint and from 2.4e-5 to 5.9e-7 on the pendulum's point mass (`tests/tree.rs`); an
 //! NVIDIA H200 had measured 1.7e-5 and 7.1e-5 without it.
@@ -351,20 +353,21 @@ impl TreePlan {
     /// * per body of the plan about 80: its $6\times6$ block inverted by $3\times3$
     ///   blocks, one of them by Gauss–Jordan ($3^3 + 2.5\cdot3^2$ passes with the pivot
     ///   search), and the loop over its groups;
-    /// * per group $n^3 + 7n^2 + 10n + 8$: the inverse of $S$ by Gauss–Jordan
-    ///   ($n^3 + 2.5n^2 + n$ with the pivot search), $S$, $P$, its residual and its
-    ///   refinement with $Q$ ($n^2 + n$ each), loading the rows, counting the free ones,
-    ///   the update of $\Phi$ and the forward sweep ($n$ each);
+    /// * per group $n^3 + 6n^2 + 8n + 8$: the inverse of $S$ by Gauss–Jordan
+    ///   ($n^3 + 2.5n^2 + n$ with the pivot search), $S$ and $P$ ($n^2 + n$ each), $Q$
+    ///   (with $P$'s refinement where `refined`: $n^2$ more), loading the rows, counting
+    ///   the free ones, the update of $\Phi$ and the forward sweep ($n$, $n$, $n$ and
+    ///   $2n$), and where `refined` $P$'s residual ($n^2 + n$);
     /// * per group with a child $n^2 + 4n + 4$: its $D$ and its rows' $J'$ and $F'$;
     /// * the body matrices: a pass per body of the model (`bodies`), per joint and per
     ///   drive (`stiffness_terms`), with 16 more for each term's own loops.
-    pub fn factor_passes(&self, bodies: usize, stiffness_terms: usize) -> usize {
+    pub fn factor_passes(&self, bodies: usize, stiffness_terms: usize, refined: bool) -> usize {
         let groups: usize = self
             .groups
             .iter()
             .map(|g| {
                 let n = g.rows.len();
-                n * n * n + 7 * n * n + 10 * n + 8
+                n * n * n + 6 * n * n + 8 * n + 8 + if refined { 2 * n * n + n } else { 0 }
             })
             .sum();
         let edges: usize = self
@@ -378,13 +381,17 @@ impl TreePlan {
 
     /// An upper bound on the loop passes of one backward sweep (`tree_backward`,
     /// step_tree.wgsl): per body of the plan a few, and per group of $n$ rows
-    /// $3n^2 + 5n + 4$ (its $x = S^{-1}(e - Qf)$, the residual and the refinement of
-    /// $x$, the force it passes on, and the parent group's force on its child).
-    pub fn backward_passes(&self) -> usize {
+    /// $n^2 + 4n + 4$ (its right-hand side $e - Qf$, $x = S^{-1}(e - Qf)$, the force it
+    /// passes on, and the parent group's force on its child), and $2n^2 + 2n$ more where
+    /// `refined` (the residual and the refinement of $x$).
+    pub fn backward_passes(&self, refined: bool) -> usize {
         let groups: usize = self
             .groups
             .iter()
-            .map(|g| 3 * g.rows.len() * g.rows.len() + 5 * g.rows.len() + 4)
+            .map(|g| {
+                let n = g.rows.len();
+                n * n + 4 * n + 4 + if refined { 2 * n * n + 2 * n } else { 0 }
+            })
             .sum();
         4 * self.bodies.len() + groups + 16
     }
@@ -444,6 +451,33 @@ mod tests {
             check_plan(&model, &p.tree, p.rows);
             assert!(p.tree.direct);
         }
+    }
+
+    /// Without a loop budget every chain is solved along its tree with each group's solve
+    /// refined; under lavapipe's budget, as the chain grows, first refined, then
+    /// unrefined (the refinement's loops no longer fit: the corpus's minitaur is such a
+    /// model), then by the Krylov solve, each for a range of lengths.
+    #[test]
+    fn the_loop_budget_drops_the_refinement_before_the_tree() {
+        let mut kinds = Vec::new();
+        for links in 1..=100 {
+            let chain = scenes::chain(scenes::ChainOptions {
+                links,
+                ..Default::default()
+            })
+            .unwrap();
+            let p = pack(&chain).unwrap();
+            assert!(p.tree_fits(false) && p.tree_refined(false), "{links} links");
+            let kind = match (p.tree_fits(true), p.tree_refined(true)) {
+                (true, true) => "refined",
+                (true, false) => "unrefined",
+                (false, _) => "krylov",
+            };
+            if kinds.last() != Some(&kind) {
+                kinds.push(kind);
+            }
+        }
+        assert_eq!(kinds, ["refined", "unrefined", "krylov"]);
     }
 
     /// Contacts between two dynamic bodies (a stack of boxes) and a joint that closes a

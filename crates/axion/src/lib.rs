@@ -33,7 +33,7 @@ pub use axion_collision as collision;
 pub use axion_constraints as constraints;
 pub use axion_cpu::{CpuBackend, FRICTION_CREEP, Integrator, SolverSettings};
 #[cfg(feature = "gpu")]
-pub use axion_gpu::{GpuBackend, GpuError, GpuSettings, device_tests_run};
+pub use axion_gpu::{GpuBackend, GpuError, GpuSettings, device_tests_run, solved_along_tree};
 pub use axion_import as import;
 pub use axion_import::{
     AppliedForce, DriveSchedule, ImportWarning, ImportedRobot, InertiaPolicy, RobotError,
@@ -100,23 +100,29 @@ pub fn cpu_settings_like(gpu: &GpuSettings) -> SolverSettings {
 }
 
 /// Worlds per CPU thread from which [`BackendChoice::Auto`] gives a batch to a hardware
-/// GPU. A GPU step is a fixed sequence of dispatches, about 3 ms on an NVIDIA H200
-/// whatever the batch up to a few thousand worlds, while the CPU backend steps its
-/// worlds on every thread, so the batch where the GPU overtakes the CPU grows with the
-/// threads and shrinks with the work of a world's step. Measured beside the H200's host
-/// (16 threads, docs/benchmarks.md, 2026-11-28), it overtook them at about 2000
-/// pendulums, 1300 skid-steers and 280 landing a1 quadrupeds: 125, 81 and 17 worlds per
-/// thread. 48, near the geometric middle of the extremes, costs at most about 2.2× on
-/// either side of the a1 and the pendulum (the GPU for 768 pendulums, the CPU for 767
-/// a1s).
+/// GPU (at least [`AUTO_GPU_MIN_BATCH`]). A small model's GPU step is a fixed sequence
+/// of dispatches, about 3 ms on an NVIDIA H200 for anything from 1 to 4096 pendulums,
+/// chains of 5 or skid-steers, while the CPU backend steps its worlds on every thread,
+/// so the batch where the GPU overtakes the CPU grows with the threads and shrinks with
+/// the work of a world's step. Measured on one host only, beside an H200 (16 threads,
+/// docs/benchmarks.md, 2026-11-28): the GPU overtook the CPU at about 2000 pendulums,
+/// 1300 skid-steers and 280 landing a1 quadrupeds — 125, 81 and 17 worlds per thread.
+/// 48, near the geometric middle of the extremes, cost at most about 2.2× there on
+/// either side (the GPU for 768 pendulums, the CPU for 767 a1s); on other hosts the
+/// crossovers move with the speed of their cores.
 pub const AUTO_GPU_WORLDS_PER_THREAD: usize = 48;
 
+/// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU on any machine:
+/// on two threads, 256 pendulums ran 2.2× slower on the H200 than on this project's
+/// 2-core VM and 256 a1s 3.4× faster (docs/benchmarks.md).
+pub const AUTO_GPU_MIN_BATCH: usize = 256;
+
 /// The smallest batch [`BackendChoice::Auto`] gives to a hardware GPU on this machine:
-/// [`AUTO_GPU_WORLDS_PER_THREAD`] for each thread the CPU backend would use
-/// (`std::thread::available_parallelism`): 96 on two, 768 on sixteen.
+/// [`AUTO_GPU_WORLDS_PER_THREAD`] for each thread the CPU backend steps worlds on
+/// ([`axion_cpu::default_threads`]), at least [`AUTO_GPU_MIN_BATCH`]: 256 on two
+/// threads, 768 on sixteen.
 pub fn auto_gpu_min_worlds() -> usize {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    AUTO_GPU_WORLDS_PER_THREAD * threads
+    (AUTO_GPU_WORLDS_PER_THREAD * axion_cpu::default_threads()).max(AUTO_GPU_MIN_BATCH)
 }
 
 /// Why a simulator could not be created or stepped.
