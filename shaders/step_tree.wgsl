@@ -252,6 +252,7 @@ fn factor_group(g: u32) -> bool {
     }
     let s = group_s(g, n);
     let sk = group_sk(g, n);
+    let refined = tree_refined();
     for (var k = 0u; k < n; k++) {
         let creg = sget(s_creg + entry_row(e0 + k));
         for (var l = 0u; l < n; l++) {
@@ -265,7 +266,7 @@ fn factor_group(g: u32) -> bool {
                 v = 1.0;
             }
             tree_s[k * n + l] = v;
-            if tree_refined() {
+            if refined {
                 sset(sk + k * n + l, v);
             }
         }
@@ -284,7 +285,6 @@ fn factor_group(g: u32) -> bool {
         }
         tree_p[k] = p;
     }
-    let refined = tree_refined();
     if refined {
         for (var k = 0u; k < n; k++) {
             var r = tree_pf[k];
