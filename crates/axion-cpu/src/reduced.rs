@@ -30,10 +30,10 @@
 use std::collections::HashMap;
 
 use faer::sparse::Pair;
-use nalgebra::{Const, DimMin, Matrix6, SMatrix, Vector6};
+use nalgebra::{Matrix6, SMatrix, Vector6};
 
 use crate::sparse::{SolveFailure, SparseLu};
-use crate::tree::Tree;
+use crate::tree::{Tree, inverse_pivoted};
 
 /// Most steps of iterative refinement per solve ([`ReducedLu::solve`]).
 pub const MAX_REFINEMENTS: usize = 4;
@@ -149,10 +149,11 @@ type SlotBlocks = [[Matrix6<f64>; 2]; 2];
 
 /// A group's row block eliminated onto its bodies: $D_g^{-1}$ and $X_g = D_g^{-1}G_g$
 /// (zero in the columns of a slot without a dynamic body), both on the group's rows
-/// alone (zero beyond them). $D_g^{-1}$ is inverted outright through the LU of $D_g$ with
-/// partial pivoting, as [`crate::tree`] inverts the Schur complements of links with
-/// other than five rows: a solve with it is one small product, and in a full solve its
-/// rounding is removed with the rest by iterative refinement ([`ReducedLu::solve`]).
+/// alone (zero beyond them). $D_g^{-1}$ is inverted outright by Gauss–Jordan elimination
+/// with partial pivoting (`crate::tree::inverse_pivoted`), as [`crate::tree`] inverts the
+/// Schur complements of links with other than five rows: a solve with it is one small
+/// product, and in a full solve its rounding is removed with the rest by iterative
+/// refinement ([`ReducedLu::solve`]).
 struct Eliminated {
     d_inv: Matrix6<f64>,
     x: GroupJacobian,
@@ -178,16 +179,8 @@ impl Eliminated {
     fn sized<const N: usize>(
         g: &RowGroup,
         s: &GroupSystem,
-    ) -> Result<(Self, SlotBlocks), SolveFailure>
-    where
-        Const<N>: DimMin<Const<N>, Output = Const<N>>,
-    {
-        let d_inv = s
-            .diagonal
-            .fixed_view::<N, N>(0, 0)
-            .into_owned()
-            .lu()
-            .try_inverse()
+    ) -> Result<(Self, SlotBlocks), SolveFailure> {
+        let d_inv = inverse_pivoted(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
             .ok_or(SolveFailure::Singular)?;
         let mut x = GroupJacobian::zeros();
         for (i, bi) in g.bodies.iter().enumerate() {

@@ -456,14 +456,15 @@ impl PivotedBlock {
 /// prismatic joint's held at five, not the whole block to twelve): $A_{bb}$ is a body's
 /// articulated mass matrix, with its one-body groups' penalty-like blocks
 /// $hF_g^\top D_g^{-1}G_g$ (a foot pressed by hard contacts), inverted outright
-/// (through its 3 × 3 blocks, [`inverse_by_blocks`], or by LU with partial pivoting
-/// where those blocks are ill-conditioned or would grow) — a 6 × 6 product is cheaper
+/// (through its 3 × 3 blocks, [`inverse_by_blocks`], or by Gauss–Jordan elimination
+/// with partial pivoting, [`inverse_pivoted`], where those blocks are ill-conditioned or
+/// would grow) — a 6 × 6 product is cheaper
 /// than the triangular solves, and the rounding of an ill-conditioned $A_{bb}$ is
 /// removed with the rest by iterative refinement ([`crate::reduced::ReducedLu::solve`];
 /// the tests hold the refined solve backward stable with hard contacts) — and $S$ is
 /// the inverse inertia its joint sees, inverted outright too: by the same block
 /// formula where it has [`FIVE_ROWS`] (a 3 × 3 and a 2 × 2 pivot block) and passes its
-/// guards, else through its LU with partial pivoting (it is as singular as the joint's
+/// guards, else by [`inverse_pivoted`] (it is as singular as the joint's
 /// rows are redundant; a singular one sends the block to [`PivotedBlock`]), for the
 /// same reason: the chord steps' solves with kept factors are matrix products. `M` is
 /// the link's row dimension ([`FIVE_ROWS`] or [`SMALL`] on the stack, or dynamic).
@@ -477,8 +478,7 @@ where
     v: OMatrix<f64, U6, M>,
     /// $G_b$.
     g: OMatrix<f64, M, U6>,
-    /// $S^{-1}$: by [`inverse_by_blocks`] for five rows, else from the LU of $S$ with
-    /// partial pivoting.
+    /// $S^{-1}$: by [`inverse_by_blocks`] for five rows, else by [`inverse_pivoted`].
     s_inv: OMatrix<f64, M, M>,
     /// $X_b = K_b^{-1}C_{bp}$: its body rows and its constraint rows.
     x_body: Matrix6<f64>,
@@ -511,7 +511,7 @@ where
     /// subtract from the parent's block.
     fn factor(&mut self, l: &Link, inputs: LinkInputs) -> Result<Matrix6<f64>, SolveFailure> {
         self.a_inv = inverse_by_blocks::<6, 3>(inputs.0)
-            .or_else(|| inputs.0.try_inverse())
+            .or_else(|| inverse_pivoted::<U6>(inputs.0))
             .ok_or(SolveFailure::Singular)?;
         let rows = LinkRows::gather(self.g.shape_generic().0, l, inputs);
         self.g = rows.g;
@@ -526,7 +526,7 @@ where
             _ => None,
         };
         self.s_inv = by_blocks
-            .or_else(|| s.lu().try_inverse())
+            .or_else(|| inverse_pivoted(&s))
             .ok_or(SolveFailure::Singular)?;
         // X_b = K_b⁻¹ [A_bp; G_p]: x' = A_bb⁻¹A_bp, Y = S⁻¹(G_p − G_b x'), X = x' − V Y.
         // A revolute, ball or fixed joint's stiffness couples the two bodies' rotations
@@ -655,6 +655,58 @@ where
     })
 }
 
+/// $A^{-1}$ by Gauss–Jordan elimination with partial pivoting: column $k$'s pivot is
+/// the largest $\lvert a_{ik}\rvert$, $i \ge k$; its row is divided by it and
+/// subtracted from every other row, on $A$ and on the identity alongside. `None` where
+/// a pivot is zero or the inverse is not finite (a NaN or an infinity anywhere in $A$,
+/// or a pivot so small that it overflows). Its forward error is bounded like that of the
+/// inverse through an LU with partial pivoting, about $u\,\kappa(A)$ (the tests hold
+/// the two inverses together), in one elimination instead of a factorization and $n$
+/// pairs of triangular solves: on the a1's landing, where nearly half the body blocks
+/// pressed by hard contacts come here, 12 % of the step (docs/benchmarks.md, "Third
+/// sitting of 2026-11-28").
+pub(crate) fn inverse_pivoted<D: Dim>(a: &OMatrix<f64, D, D>) -> Option<OMatrix<f64, D, D>>
+where
+    DefaultAllocator: Allocator<D, D>,
+{
+    let (n, d) = (a.nrows(), a.shape_generic().0);
+    let mut m = a.clone();
+    let mut inv = OMatrix::identity_generic(d, d);
+    for k in 0..n {
+        let mut p = k;
+        for i in k + 1..n {
+            if m[(i, k)].abs() > m[(p, k)].abs() {
+                p = i;
+            }
+        }
+        let pivot = m[(p, k)];
+        if pivot == 0.0 || !pivot.is_finite() {
+            return None;
+        }
+        m.swap_rows(k, p);
+        inv.swap_rows(k, p);
+        let scale = 1.0 / pivot;
+        for j in k..n {
+            m[(k, j)] *= scale;
+        }
+        for j in 0..n {
+            inv[(k, j)] *= scale;
+        }
+        for i in (0..n).filter(|&i| i != k) {
+            let f = m[(i, k)];
+            if f != 0.0 {
+                for j in k..n {
+                    m[(i, j)] -= f * m[(k, j)];
+                }
+                for j in 0..n {
+                    inv[(i, j)] -= f * inv[(k, j)];
+                }
+            }
+        }
+    }
+    inv.iter().all(|x: &f64| x.is_finite()).then_some(inv)
+}
+
 /// A link's block: fixed-size ([`SMALL`] rows, padded, or [`FIVE_ROWS`]) or dynamic.
 #[expect(
     clippy::large_enum_variant,
@@ -727,7 +779,7 @@ impl Block {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_BLOCK_CONDITION, inverse_by_blocks};
+    use super::{MAX_BLOCK_CONDITION, inverse_by_blocks, inverse_pivoted};
     use nalgebra::{Matrix3, Matrix6, SMatrix};
     use proptest::prelude::*;
 
@@ -794,6 +846,31 @@ mod tests {
             check_inverse(&a, inverse_by_blocks::<5, 2>(&a))?;
         }
 
+        /// Gauss–Jordan's inverse is one: $AA^{-1} = I$ to $c\thinspace u\thinspace
+        /// \kappa(A)$ and LU's inverse to the two inverses' rounding, $2c\thinspace
+        /// u\thinspace\kappa(A)$ relative, with $c = 10n$ (as above: chosen, not
+        /// derived), on 6 × 6 matrices that need row exchanges (a large entry off the
+        /// diagonal, a small first pivot) and may be nearly singular (no shift).
+        #[test]
+        fn pivoted_inverse_is_the_inverse(
+            entries in prop::collection::vec(-1.0f64..1.0, 36),
+            shift in 0.0f64..4.0,
+            far in 1.0f64..1e4,
+            small in 1e-10f64..1.0,
+        ) {
+            let mut a = Matrix6::from_column_slice(&entries) + Matrix6::identity() * shift;
+            a[(5, 0)] *= far;
+            a[(0, 0)] *= small;
+            if let Some(lu) = a.try_inverse() {
+                let kappa = condition(&a);
+                let bound = 60.0 * f64::EPSILON * kappa;
+                let inv = inverse_pivoted(&a).expect("invertible where LU inverts");
+                let err = (a * inv - Matrix6::identity()).norm();
+                prop_assert!(err <= bound, "AA⁻¹ − I: {err:e}, bound {bound:e}");
+                prop_assert!((inv - lu).norm() <= 2.0 * bound * lu.norm());
+            }
+        }
+
         /// A symmetric positive definite matrix (a body's mass matrix) is never refused
         /// for growth: $RP^{-1}Q \preceq S$. Where its pivot blocks are within
         /// [`MAX_BLOCK_CONDITION`], it is inverted by blocks.
@@ -826,6 +903,26 @@ mod tests {
         t[(5, 5)] = 1e-14;
         assert!(inverse_by_blocks::<6, 3>(&t).is_none());
         assert!(inverse_by_blocks::<6, 3>(&Matrix6::identity()).is_some());
+    }
+
+    /// A matrix with a zero column, or a NaN anywhere, has no inverse by Gauss–Jordan;
+    /// a permutation (every pivot a row exchange away) has its transpose, exactly, at
+    /// any size.
+    #[test]
+    fn pivoted_inverse_refuses_singular_matrices() {
+        let mut singular = Matrix6::identity();
+        singular[(2, 2)] = 0.0;
+        assert!(inverse_pivoted(&singular).is_none());
+        for (i, j) in [(4, 1), (0, 5), (3, 3)] {
+            let mut nan = Matrix6::identity();
+            nan[(i, j)] = f64::NAN;
+            assert!(inverse_pivoted(&nan).is_none(), "NaN at ({i}, {j})");
+        }
+        let mut p = nalgebra::DMatrix::zeros(7, 7);
+        for i in 0..7 {
+            p[(i, (i + 3) % 7)] = 1.0;
+        }
+        assert_eq!(inverse_pivoted(&p), Some(p.transpose()));
     }
 
     /// $\begin{bmatrix}\varepsilon I & I\\\\ I & I\end{bmatrix}$: both pivot blocks are
