@@ -458,14 +458,14 @@ impl PivotedBlock {
 /// $hF_g^\top D_g^{-1}G_g$ (a foot pressed by hard contacts), inverted outright
 /// (through its 3 × 3 blocks, [`inverse_by_blocks`], or by Gauss–Jordan elimination
 /// with partial pivoting, [`inverse_pivoted`], where those blocks are ill-conditioned or
-/// would grow) — a 6 × 6 product is cheaper
-/// than the triangular solves, and the rounding of an ill-conditioned $A_{bb}$ is
+/// would grow) — a 6 × 6 product is cheaper than the triangular solves, and the
+/// rounding of an ill-conditioned $A_{bb}$ is
 /// removed with the rest by iterative refinement ([`crate::reduced::ReducedLu::solve`];
 /// the tests hold the refined solve backward stable with hard contacts) — and $S$ is
 /// the inverse inertia its joint sees, inverted outright too: by the same block
 /// formula where it has [`FIVE_ROWS`] (a 3 × 3 and a 2 × 2 pivot block) and passes its
-/// guards, else by [`inverse_pivoted`] (it is as singular as the joint's
-/// rows are redundant; a singular one sends the block to [`PivotedBlock`]), for the
+/// guards, else by [`inverse_pivoted`] (it is as singular as the joint's rows are
+/// redundant; a singular one sends the block to [`PivotedBlock`]), for the
 /// same reason: the chord steps' solves with kept factors are matrix products. `M` is
 /// the link's row dimension ([`FIVE_ROWS`] or [`SMALL`] on the stack, or dynamic).
 struct LinkBlock<M: DimMin<M, Output = M>>
@@ -662,9 +662,10 @@ where
 /// or a pivot so small that it overflows). Its forward error is bounded like that of the
 /// inverse through an LU with partial pivoting, about $u\,\kappa(A)$ (the tests hold
 /// the two inverses together), in one elimination instead of a factorization and $n$
-/// pairs of triangular solves: on the a1's landing, where nearly half the body blocks
-/// pressed by hard contacts come here, 12 % of the step (docs/benchmarks.md, "Third
-/// sitting of 2026-11-28").
+/// pairs of triangular solves. On the a1's drop, where nearly half the body blocks come
+/// here (those pressed by hard contacts) and every contact's $D_g$, nalgebra's LU and
+/// its solves took about 12 % of the time and this elimination takes 7–8 %
+/// (docs/benchmarks.md, "The small explicit inverses by Gauss–Jordan").
 pub(crate) fn inverse_pivoted<D: Dim>(a: &OMatrix<f64, D, D>) -> Option<OMatrix<f64, D, D>>
 where
     DefaultAllocator: Allocator<D, D>,
