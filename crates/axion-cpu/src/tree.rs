@@ -459,9 +459,9 @@ impl PivotedBlock {
 /// (through its 3 × 3 blocks, [`inverse_by_blocks`], or by Gauss–Jordan elimination
 /// with partial pivoting, [`inverse_pivoted`], where those blocks are ill-conditioned or
 /// would grow) — a 6 × 6 product is cheaper than the triangular solves, and the
-/// rounding of an ill-conditioned $A_{bb}$ is
-/// removed with the rest by iterative refinement ([`crate::reduced::ReducedLu::solve`];
-/// the tests hold the refined solve backward stable with hard contacts) — and $S$ is
+/// rounding of an ill-conditioned $A_{bb}$ is removed with the rest by iterative
+/// refinement ([`crate::reduced::ReducedLu::solve`]; the tests hold the refined solve
+/// backward stable with hard contacts) — and $S$ is
 /// the inverse inertia its joint sees, inverted outright too: by the same block
 /// formula where it has [`FIVE_ROWS`] (a 3 × 3 and a 2 × 2 pivot block) and passes its
 /// guards, else by [`inverse_pivoted`] (it is as singular as the joint's rows are
