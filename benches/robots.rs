@@ -9,6 +9,12 @@
 //! timing, prints each run's Newton iterations per step (and how many of them were
 //! factorized, the rest chord steps) and converged share.
 //!
+//! Before timing the first variant of a robot, also prints its iterations per step and
+//! wall time over [`ENSEMBLE`] runs, each from 0, 1, … µm higher than the start (the
+//! robot's moving bodies lifted together): a landing's Newton iteration follows a path
+//! that a micrometre changes, so one run's count is one sample of a spread, and a rule
+//! for the landing is judged on the ensemble's mean.
+//!
 //! Group `robot_stand` times quadrupeds of the corpus standing instead, their start
 //! pose held by position drives (`axion run ROBOT --hold`), along the tree.
 //!
@@ -72,6 +78,40 @@ const STANDING: [&str; 6] = [
     "quadruped/spirit40.urdf",
 ];
 
+/// Runs in the ensemble printed before a robot's timing.
+const ENSEMBLE: usize = 48;
+
+/// Prints the mean iterations per step of [`ENSEMBLE`] runs of `sim` from `start` with
+/// its moving bodies raised by 0, 1, … µm, their range, and the mean wall time per step.
+fn ensemble(name: &str, sim: &mut Simulator, start: &axion::State, steps: usize) {
+    let moving: Vec<usize> = (sim.model().bodies().iter().enumerate())
+        .filter(|(_, b)| b.is_dynamic())
+        .map(|(i, _)| i)
+        .collect();
+    let (mut iterations, mut wall) = (Vec::with_capacity(ENSEMBLE), 0.0);
+    for k in 0..ENSEMBLE {
+        let mut raised = start.clone();
+        let poses = raised.world_mut(0).poses;
+        for &b in &moving {
+            poses[b].translation.vector.z += 1e-6 * k as f64;
+        }
+        *sim.state_mut() = raised;
+        let summary = sim.run(steps).expect("step");
+        iterations.push(summary.mean_iterations);
+        wall += summary.wall.as_secs_f64() / summary.steps as f64;
+    }
+    let (low, high) = iterations
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+    eprintln!(
+        "{name}, {ENSEMBLE} runs from 0–{} µm higher: {:.2} Newton iterations per step on average ({low:.2}–{high:.2}), {:.0} µs per step",
+        ENSEMBLE - 1,
+        iterations.iter().sum::<f64>() / ENSEMBLE as f64,
+        1e6 * wall / ENSEMBLE as f64
+    );
+    *sim.state_mut() = start.clone();
+}
+
 /// Prints one run's iterations, converged share and wall time per step, then times
 /// the whole run from the same start as benchmark `variant`/`name` of `group`.
 fn time(
@@ -99,6 +139,9 @@ fn time(
         100.0 * summary.converged_steps as f64 / summary.steps as f64,
         1e6 * summary.wall.as_secs_f64() / summary.steps as f64
     );
+    if variant == VARIANTS[0].0 {
+        ensemble(name, &mut sim, &start, steps);
+    }
     group.bench_with_input(BenchmarkId::new(variant, name), &steps, |b, &n| {
         b.iter(|| {
             *sim.state_mut() = start.clone();

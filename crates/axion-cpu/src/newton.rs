@@ -1270,6 +1270,8 @@ impl<'a> WorldSolver<'a> {
             // Backtracking (Armijo on ½|F|², whose slope along the Newton step is −|F|²).
             let mut alpha = 1.0;
             let mut chosen: Option<(Iterate, Eval)> = None;
+            // The backtracking's first trial (the full step) where it is already evaluated.
+            let mut refused = None;
             if full_steps {
                 let trial = trial_at(1.0);
                 let te = self.evaluate(&trial);
@@ -1284,10 +1286,17 @@ impl<'a> WorldSolver<'a> {
                     continue;
                 }
                 // An exploding full step: backtrack this iteration instead.
+                refused = Some((trial, te));
             }
             for attempt in 0..=st.max_backtracks {
-                let trial = trial_at(alpha);
-                let te = self.evaluate(&trial);
+                let (trial, te) = match refused.take() {
+                    Some(full) => full,
+                    None => {
+                        let trial = trial_at(alpha);
+                        let te = self.evaluate(&trial);
+                        (trial, te)
+                    }
+                };
                 let better = chosen.as_ref().is_none_or(|(_, ce)| te.merit < ce.merit);
                 let accept = te.merit <= (1.0 - 1e-4 * alpha) * e.merit;
                 if better && te.merit.is_finite() {
