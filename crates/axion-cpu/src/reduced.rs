@@ -403,7 +403,8 @@ impl ReducedLu {
     /// Iterative refinement follows the solve: the residual of the unreduced
     /// system at the solution is solved for with the same factors and added, while it
     /// at least halves and is above [`REFINED`] times the right-hand side (at most
-    /// [`MAX_REFINEMENTS`] times). A correction is taken to contract the residual by
+    /// [`MAX_REFINEMENTS`] times; [`ReducedLu::solve_to`] stops at a larger residual).
+    /// A correction is taken to contract the residual by
     /// the first residual's relative size $\rho = |r_0|/|b|$ (a heuristic: $\rho$ bounds
     /// the factors' relative error from below, not above); where that predicts
     /// $\rho|r|$ below a tenth of [`REFINED`]$\,|b|$, the refinement ends without
@@ -423,7 +424,28 @@ impl ReducedLu {
         b_u: &[f64],
         b_g: &[Vector6<f64>],
     ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
-        let system = Unreduced { a, groups, systems };
+        self.solve_to(a, groups, systems, b_u, b_g, REFINED)
+    }
+
+    /// [`ReducedLu::solve`] with the refinement ending where the unreduced system's
+    /// residual is below `tolerance` times its right-hand side (or [`REFINED`] times
+    /// it, whichever is larger): an inexact Newton direction, for an iterate far from
+    /// its solution (`crate::newton`'s `INEXACT_FORCING`).
+    pub fn solve_to(
+        &mut self,
+        a: &BodyMatrix,
+        groups: &[RowGroup],
+        systems: &[GroupSystem],
+        b_u: &[f64],
+        b_g: &[Vector6<f64>],
+        tolerance: f64,
+    ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
+        let system = Unreduced {
+            a,
+            groups,
+            systems,
+            tolerance: tolerance.max(REFINED),
+        };
         match &mut self.structure {
             Structure::Tree(t) => {
                 t.factorized = false;
@@ -496,11 +518,14 @@ struct Unreduced<'a> {
     a: &'a BodyMatrix,
     groups: &'a [RowGroup],
     systems: &'a [GroupSystem],
+    /// The residual, relative to the right-hand side, at which the refinement stops:
+    /// [`REFINED`] or larger.
+    tolerance: f64,
 }
 
 impl Unreduced<'_> {
     /// `solve` (one solve with the factors) followed by iterative refinement on this
-    /// system ([`ReducedLu::solve`]).
+    /// system down to its tolerance ([`ReducedLu::solve`], [`ReducedLu::solve_to`]).
     fn refine(
         &self,
         b_u: &[f64],
@@ -533,17 +558,17 @@ impl Unreduced<'_> {
                 r_g.push(b - s.jacobian * slots(&du, g.bodies) - s.diagonal * dlg);
             }
             let r = size(&r_u, &r_g);
-            if r <= REFINED * scale || r > 0.5 * previous {
+            if r <= self.tolerance * scale || r > 0.5 * previous {
                 break;
             }
             previous = r;
             let (cu, cl) = solve(&r_u, &r_g)?;
             du.iter_mut().zip(&cu).for_each(|(d, c)| *d += c);
             dl.iter_mut().zip(&cl).for_each(|(d, c)| *d += c);
-            // The next residual is taken to be about r·rate: below REFINED with a
+            // The next residual is taken to be about r·rate: below the tolerance with a
             // tenfold margin, it is not computed to confirm it.
             let rate = *rate.get_or_insert(r / scale);
-            if r * rate <= 0.1 * REFINED * scale {
+            if r * rate <= 0.1 * self.tolerance * scale {
                 break;
             }
         }

@@ -382,6 +382,50 @@ proptest! {
         }
     }
 
+    /// A solve to a looser tolerance (an inexact Newton direction,
+    /// `ReducedLu::solve_to`) stops refining once the unreduced residual is within it:
+    /// where the first solve's residual already is (it is the solve with the factors
+    /// alone, `solve_again`), that is the answer, bit for bit; otherwise the refined one
+    /// is within the tolerance too. Hard contacts (redundant rows) make the first solve's
+    /// residual larger, so that both cases occur.
+    #[test]
+    fn a_looser_tolerance_ends_the_refinement_sooner(
+        nd in 1usize..24,
+        seed in any::<u64>(),
+        exponent in -11.0f64..-3.0,
+    ) {
+        let tolerance = 10f64.powf(exponent);
+        let s = scene(nd, seed, false, true, false);
+        let (k, rhs) = unreduced(&s);
+        let cross: Vec<(usize, usize)> = s.a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
+        let mut lu = ReducedLu::new(nd, &s.groups, &cross, &s.massless, true);
+        let joined = |(du, dl): (Vec<f64>, Vec<Vector6<f64>>)| {
+            DVector::from_iterator(
+                rhs.len(),
+                du.into_iter().chain(dl.iter().flat_map(|v| v.iter().copied())),
+            )
+        };
+        let loose = joined(
+            lu.solve_to(&s.a, &s.groups, &s.systems, &s.b_u, &s.b_g, tolerance)
+                .expect("non-singular"),
+        );
+        let unrefined = joined(lu.solve_again(&s.groups, &s.b_u, &s.b_g).expect("kept factors"));
+        let relative = |x: &DVector<f64>| (&k * x - &rhs).amax() / rhs.amax();
+        if relative(&unrefined) <= tolerance {
+            prop_assert_eq!(&loose, &unrefined);
+        } else {
+            // Refined: within the tolerance, unless the refinement stalled at the
+            // rounding of the matrix's product with the solution.
+            let floor = 1e-12 * (k.amax() * loose.amax()) / rhs.amax();
+            prop_assert!(
+                relative(&loose) <= tolerance.max(floor),
+                "residual {:e} of the right-hand side (tolerance {tolerance:e}, first solve's {:e})",
+                relative(&loose),
+                relative(&unrefined)
+            );
+        }
+    }
+
     /// Massless frames (a compound joint's, MJCF's bodies with several joints): a
     /// frame's link is pivoted whole, and the solve is as accurate ([`assert_accurate`]).
     #[test]
