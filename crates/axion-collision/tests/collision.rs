@@ -246,6 +246,58 @@ proptest! {
         }
     }
 
+    /// A box or a ball near a tilted half-space: the deepest contact's gap is the
+    /// analytic one (the lowest of the box's eight corners, the ball's centre less its
+    /// radius, measured along the half-space's normal), and there is none where that is
+    /// beyond the margin. The pipeline takes parry's manifold of these pairs without
+    /// checking it against parry's closest points (`manifold_is_exact`): this holds it to
+    /// the geometry instead.
+    #[test]
+    fn a_half_space_meets_the_lowest_corner_of_a_box_or_a_ball(
+        solid in prop_oneof![
+            (0.05f64..0.5).prop_map(|radius| Shape::Sphere { radius }),
+            prop::array::uniform3(0.02f64..0.5).prop_map(|e| Shape::Box { half_extents: Vector3::from(e) }),
+        ],
+        tilt in prop::array::uniform3(-0.5f64..0.5),
+        turn in prop::array::uniform3(-3.0f64..3.0),
+        centre in prop::array::uniform3(-1.0f64..1.0),
+        height in -0.01f64..0.15,
+    ) {
+        let ground_pose = Isometry3::new(Vector3::zeros(), Vector3::from(tilt));
+        let normal = ground_pose.rotation * Vector3::z();
+        let rotation = UnitQuaternion::new(Vector3::from(turn));
+        // The solid's lowest point `height` above the plane.
+        let lowest = |p: &Vector3<f64>| match solid {
+            Shape::Sphere { radius } => normal.dot(p) - radius,
+            Shape::Box { half_extents: e } => (0..8)
+                .map(|k| {
+                    let corner = Vector3::new(
+                        if k & 1 == 0 { e.x } else { -e.x },
+                        if k & 2 == 0 { e.y } else { -e.y },
+                        if k & 4 == 0 { e.z } else { -e.z },
+                    );
+                    normal.dot(&(p + rotation * corner))
+                })
+                .fold(f64::INFINITY, f64::min),
+            _ => unreachable!("a box or a ball"),
+        };
+        let start = Vector3::from(centre);
+        let position = start + normal * (height - lowest(&start));
+        let (model, world) = world_with(vec![
+            (BodyDesc::fixed("ground").pose(ground_pose), ShapeDesc::from_geometry(Geometry::HalfSpace { normal: Vector3::z() })),
+            (BodyDesc::dynamic("solid").pose(Isometry3::from_parts(position.into(), rotation)), ShapeDesc::new(solid)),
+        ]);
+        let margin = 0.1;
+        let contacts = detect(&model, &world, margin);
+        let expected = lowest(&position);
+        if expected > margin {
+            prop_assert!(contacts.is_empty(), "contacts beyond the margin: {contacts:?}");
+        } else {
+            let deepest = contacts.iter().map(|c| c.gap).fold(f64::INFINITY, f64::min);
+            prop_assert!((deepest - expected).abs() < 1e-9, "deepest gap {deepest} vs {expected}");
+        }
+    }
+
     /// Sweep and prune finds exactly the overlapping pairs a brute-force loop finds.
     #[test]
     fn broad_phase_matches_brute_force(shapes in prop::collection::vec((shape(), pose(4.0)), 2..30)) {
