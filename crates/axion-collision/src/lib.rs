@@ -203,11 +203,9 @@ impl CollisionWorld {
             if c.half_space.is_some() {
                 half_spaces.push(i);
             } else {
-                let aabb = c
-                    .shape
-                    .compute_aabb(&to_parry_pose(&(poses[c.body] * c.local)));
+                let (mins, maxs) = world_box(c.shape.as_ref(), &(poses[c.body] * c.local));
                 let m = parry3d_f64::math::Vector::splat(margin);
-                boxes.push((i, aabb.mins - m, aabb.maxs + m));
+                boxes.push((i, mins - m, maxs + m));
             }
         }
         boxes.sort_by(|a, b| a.1.x.total_cmp(&b.1.x));
@@ -395,6 +393,35 @@ impl CollisionWorld {
             }
         }
         stats
+    }
+}
+
+/// The corners of the axis-aligned box around `shape` at `pose` (world frame). A
+/// cylinder's is in closed form: with its axis $\hat a$ (parry's local $y$ turned into
+/// the world), half height $h$ and radius $r$, it reaches $h\lvert a_i\rvert +
+/// r\sqrt{1 - a_i^2}$ from the centre along world axis $i$ (the axis' ends, and the rim's
+/// farthest point along $i$). parry computes it from six support points, which cost the
+/// a1 at rest 6.5 % of its step (its hips are cylinders); the box is the same.
+fn world_box(
+    shape: &dyn parry3d_f64::shape::Shape,
+    pose: &Isometry3<f64>,
+) -> (parry3d_f64::math::Vector, parry3d_f64::math::Vector) {
+    match shape.as_cylinder() {
+        Some(cylinder) => {
+            let axis = pose.rotation * Vector3::y();
+            let reach = axis.map(|a| {
+                cylinder.half_height * a.abs() + cylinder.radius * (1.0 - a * a).max(0.0).sqrt()
+            });
+            let centre = pose.translation.vector;
+            (
+                to_parry_vector(&(centre - reach)),
+                to_parry_vector(&(centre + reach)),
+            )
+        }
+        None => {
+            let aabb = shape.compute_aabb(&to_parry_pose(pose));
+            (aabb.mins, aabb.maxs)
+        }
     }
 }
 
@@ -692,4 +719,29 @@ fn combine_friction(
     }
     let cone = FrictionCone::isotropic(mu).expect("validated non-negative coefficients");
     (cone, TangentFrame::new(normal, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A cylinder's box in closed form is parry's (from support points), to rounding.
+        #[test]
+        fn a_cylinder_box_is_parrys(
+            radius in 0.01f64..1.0,
+            half_height in 0.01f64..1.0,
+            turn in prop::array::uniform3(-3.2f64..3.2),
+            at in prop::array::uniform3(-5.0f64..5.0),
+        ) {
+            let shape = SharedShape::cylinder(half_height, radius);
+            let pose = Isometry3::new(Vector3::from(at), Vector3::from(turn));
+            let (mins, maxs) = world_box(shape.as_ref(), &pose);
+            let parry = shape.compute_aabb(&to_parry_pose(&pose));
+            let off = (from_parry_vector(&(mins - parry.mins)).amax())
+                .max(from_parry_vector(&(maxs - parry.maxs)).amax());
+            prop_assert!(off < 1e-12, "off by {off:e}");
+        }
+    }
 }

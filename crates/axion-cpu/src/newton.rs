@@ -233,14 +233,15 @@ const CHORD_MARGIN: f64 = 1e-2;
 /// ($\lvert F\rvert = \sqrt{2m}$ of the iterate's merit $m$, in m/s; this is
 /// $\kappa$ in s/m, and $\eta_{max}$ is [`MOST_INEXACT`]), rather than below
 /// [`crate::reduced::REFINED`]. A forcing term $\eta_k = O(\lvert F_k\rvert)$ keeps
-/// Newton's quadratic local convergence (Dembo, Eisenstat and Steihaug, 1982): the
-/// last iterations, where $\lvert F\rvert$ is below $10^{-6}$ m/s, are refined as
-/// before, and the converged iterate meets the same tolerances. Far from it the first
-/// solve (residuals of $10^{-10}$–$10^{-6}$ of the right-hand side) usually needs no
-/// correction. Measured on 24 runs of each corpus robot's limp drop (docs/benchmarks.md,
+/// Newton's quadratic local convergence (Dembo, Eisenstat and Steihaug, 1982, for smooth
+/// systems; Martínez and Qi, 1995, for strongly semismooth ones): the last iterations,
+/// where $\lvert F\rvert$ is below $10^{-6}$ m/s, are refined as before, and the
+/// converged iterate meets the same tolerances. Far from it the first solve (residuals
+/// of $10^{-10}$–$10^{-6}$ of the right-hand side) usually needs no correction.
+/// Measured on 24 runs of the limp drops of eight corpus robots (docs/benchmarks.md,
 /// fourth sitting of 2026-11-28): 3–6 % less time a step where landings take many
 /// factorized iterations (the a1, aliengo, laikago, mini_cheetah, humanoid.urdf), the
-/// mean iterations a step within 1.1 % (the a1 4.659 → 4.670, mini_cheetah 2.520 →
+/// mean iterations a step within 1.3 % (the a1 4.659 → 4.670, mini_cheetah 2.520 →
 /// 2.548, r2d2 1.172 → 1.157); criterion, the a1's nominal drop 116.8 → 113.0 µs a
 /// step, the chain of 50 running 97.4 → 94.5 µs, and r2d2 and humanoid.xml, whose
 /// nominal paths moved, 4–5 % slower.
@@ -1053,7 +1054,9 @@ impl<'a> WorldSolver<'a> {
         let systems = self.group_systems(e, &maps);
         let (b_u, b_g) = self.right_hand_side(e);
         let tolerance = (INEXACT_FORCING * (2.0 * e.merit).sqrt()).min(MOST_INEXACT);
-        let (du, dl) = (lu.solve_to(&a, &self.groups, &systems, &b_u, &b_g, tolerance)).ok()?;
+        let (du, dl) = lu
+            .solve_to(&a, &self.groups, &systems, &b_u, &b_g, tolerance)
+            .ok()?;
         Some(self.joined(du, &dl))
     }
 

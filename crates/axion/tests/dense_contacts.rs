@@ -59,8 +59,9 @@ fn pile(n: usize) -> String {
 }
 
 /// Steps a pile of `n` spheres twice, each step solved once (no second attempt from
-/// zero forces or with more creep, no split); returns the simulator and the peak heap
-/// in use while it stepped (bytes).
+/// zero forces or with more creep, no split; without persistence the second step also
+/// starts from zero contact forces); returns the simulator and the peak heap in use
+/// while it stepped (bytes).
 ///
 /// A step that does not converge is solved again, and a split holds up to
 /// `split_depth` + 2 attempts' results and factors at once: linear in the contacts too,
