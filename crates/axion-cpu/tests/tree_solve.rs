@@ -283,17 +283,22 @@ fn unreduced(s: &Scene) -> (DMatrix<f64>, DVector<f64>) {
     (k, rhs)
 }
 
+/// `[Δu; Δλ]` of a solve, every group's six entries (unused rows zero).
+fn joined((du, dl): (Vec<f64>, Vec<Vector6<f64>>)) -> DVector<f64> {
+    DVector::from_iterator(
+        du.len() + 6 * dl.len(),
+        du.into_iter()
+            .chain(dl.iter().flat_map(|v| v.iter().copied())),
+    )
+}
+
 fn solve(s: &Scene, along_tree: bool) -> (ReducedLu, DVector<f64>) {
     let cross: Vec<(usize, usize)> = s.a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
     let nd = s.a.diagonal.len();
     let mut lu = ReducedLu::new(nd, &s.groups, &cross, &s.massless, along_tree);
-    let (du, dl) = lu
-        .solve(&s.a, &s.groups, &s.systems, &s.b_u, &s.b_g)
-        .expect("non-singular");
-    let x = DVector::from_iterator(
-        du.len() + 6 * dl.len(),
-        du.into_iter()
-            .chain(dl.iter().flat_map(|v| v.iter().copied())),
+    let x = joined(
+        lu.solve(&s.a, &s.groups, &s.systems, &s.b_u, &s.b_g)
+            .expect("non-singular"),
     );
     (lu, x)
 }
@@ -404,12 +409,6 @@ proptest! {
         let (k, rhs) = unreduced(&s);
         let cross: Vec<(usize, usize)> = s.a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
         let mut lu = ReducedLu::new(nd, &s.groups, &cross, &s.massless, true);
-        let joined = |(du, dl): (Vec<f64>, Vec<Vector6<f64>>)| {
-            DVector::from_iterator(
-                rhs.len(),
-                du.into_iter().chain(dl.iter().flat_map(|v| v.iter().copied())),
-            )
-        };
         let relative = |x: &DVector<f64>| (&k * x - &rhs).amax() / rhs.amax();
         let solve_to = |lu: &mut ReducedLu, tolerance: f64| {
             joined(lu.solve_to(&s.a, &s.groups, &s.systems, &s.b_u, &s.b_g, tolerance).expect("non-singular"))
@@ -462,12 +461,7 @@ proptest! {
         let again = |lu: &mut ReducedLu, b: &DVector<f64>| {
             let (b_u, b_g) = b.as_slice().split_at(6 * nd);
             let b_g: Vec<Vector6<f64>> = b_g.chunks_exact(6).map(Vector6::from_column_slice).collect();
-            lu.solve_again(&s.groups, b_u, &b_g).map(|(du, dl)| {
-                DVector::from_iterator(
-                    b.len(),
-                    du.into_iter().chain(dl.iter().flat_map(|v| v.iter().copied())),
-                )
-            })
+            lu.solve_again(&s.groups, b_u, &b_g).map(joined)
         };
         for along_tree in [true, false] {
             let mut lu = ReducedLu::new(nd, &s.groups, &cross, &s.massless, along_tree);
