@@ -439,6 +439,9 @@ pub(crate) struct WorldSolver<'a> {
     /// Factor on every friction row's trial-force $\hat\rho$ ([`CYCLE_RHO`]): 1 until
     /// the iteration is caught in a cycle.
     rho_factor: f64,
+    /// Each group's part of the Newton system, refilled by every iteration
+    /// ([`WorldSolver::group_systems`]; kept to reuse its memory).
+    systems: Vec<GroupSystem>,
 }
 
 impl<'a> WorldSolver<'a> {
@@ -548,6 +551,7 @@ impl<'a> WorldSolver<'a> {
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
             rho_factor: 1.0,
+            systems: Vec::new(),
         }
     }
 
@@ -970,11 +974,11 @@ impl<'a> WorldSolver<'a> {
         )
     }
 
-    /// Each row group's $G_g$, $hF_g$ and $D_g$ ([`crate::reduced`]): a row's
+    /// Fills `systems` with each row group's $G_g$, $hF_g$ and $D_g$ ([`crate::reduced`]): a row's
     /// $\partial h_i/\partial u^+$, its force direction times $h$, and on the diagonal
     /// $hC_i + \delta h w_i$ ($w_i = J_i\tilde M^{-1}J_i^\top$) plus the friction rows'
     /// couplings.
-    fn group_systems(&self, e: &Eval, maps: &PoseMaps) -> Vec<GroupSystem> {
+    fn group_systems(&self, e: &Eval, maps: &PoseMaps, systems: &mut Vec<GroupSystem>) {
         let inp = &self.input;
         let (model, layout, h) = (inp.model, inp.layout, inp.h);
         // Per dynamic body, 1/m and R I⁻¹ Rᵀ at q⁺, for every row's w_i.
@@ -989,42 +993,37 @@ impl<'a> WorldSolver<'a> {
                 )
             })
             .collect();
-        let mut systems: Vec<GroupSystem> = self
-            .groups
-            .iter()
-            .map(|g| {
-                let mut s = GroupSystem::new();
-                let (parent, child) = self.row_bodies[g.first];
-                for i in 0..g.len {
-                    let row = &e.rows[g.first + i];
-                    let mut w = 0.0;
-                    for (slot, (body, jac, force)) in [
-                        (parent, &row.jacobian.body_a, &row.force.body_a),
-                        (Some(child), &row.jacobian.body_b, &row.force.body_b),
-                    ]
-                    .into_iter()
-                    .enumerate()
-                    {
-                        if let Some(k) = layout.dynamic(body) {
-                            let jac = &self.row_jacobian(maps, row, jac, k);
-                            s.set_row(i, slot, jac, &(force * h));
-                            let (inv_mass, inv_inertia) = &inverse[k];
-                            let a = angular(jac);
-                            w += inv_mass * linear(jac).norm_squared() + a.dot(&(inv_inertia * a));
-                        }
+        systems.clear();
+        systems.resize_with(self.groups.len(), GroupSystem::new);
+        for (g, s) in self.groups.iter().zip(systems.iter_mut()) {
+            let (parent, child) = self.row_bodies[g.first];
+            for i in 0..g.len {
+                let row = &e.rows[g.first + i];
+                let mut w = 0.0;
+                for (slot, (body, jac, force)) in [
+                    (parent, &row.jacobian.body_a, &row.force.body_a),
+                    (Some(child), &row.jacobian.body_b, &row.force.body_b),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    if let Some(k) = layout.dynamic(body) {
+                        let jac = &self.row_jacobian(maps, row, jac, k);
+                        s.set_row(i, slot, jac, &(force * h));
+                        let (inv_mass, inv_inertia) = &inverse[k];
+                        let a = angular(jac);
+                        w += inv_mass * linear(jac).norm_squared() + a.dot(&(inv_inertia * a));
                     }
-                    s.diagonal[(i, i)] = h * row.compliance + inp.settings.regularization * h * w;
                 }
-                s
-            })
-            .collect();
+                s.diagonal[(i, i)] = h * row.compliance + inp.settings.regularization * h * w;
+            }
+        }
         for &(r, c, value) in &e.couplings {
             let g = self.row_group[r];
             debug_assert_eq!(g, self.row_group[c], "couplings stay within a group");
             let first = self.groups[g].first;
             systems[g].diagonal[(r - first, c - first)] += value;
         }
-        systems
     }
 
     /// The Newton direction `[Δu; Δλ]`, or `None` if the linear solve failed.
@@ -1051,12 +1050,13 @@ impl<'a> WorldSolver<'a> {
                 self.input.settings.tree_solve,
             )
         });
-        let systems = self.group_systems(e, &maps);
+        let mut systems = std::mem::take(&mut self.systems);
+        self.group_systems(e, &maps, &mut systems);
         let (b_u, b_g) = self.right_hand_side(e);
         let tolerance = (INEXACT_FORCING * (2.0 * e.merit).sqrt()).min(MOST_INEXACT);
-        let (du, dl) = lu
-            .solve_to(&a, &self.groups, &systems, &b_u, &b_g, tolerance)
-            .ok()?;
+        let solved = lu.solve_to(&a, &self.groups, &systems, &b_u, &b_g, tolerance);
+        self.systems = systems;
+        let (du, dl) = solved.ok()?;
         Some(self.joined(du, &dl))
     }
 

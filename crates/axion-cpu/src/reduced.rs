@@ -160,32 +160,43 @@ struct Eliminated {
 }
 
 impl Eliminated {
-    /// Eliminates group `g` (its system `s`); also returns its update $hF_g^\top X_g$ of
-    /// the body blocks, the 6 × 6 block of each pair of slots (zero where a slot has no
-    /// dynamic body).
-    fn new(g: &RowGroup, s: &GroupSystem) -> Result<(Self, SlotBlocks), SolveFailure> {
-        match g.len {
-            1 => Self::sized::<1>(g, s),
-            2 => Self::sized::<2>(g, s),
-            3 => Self::sized::<3>(g, s),
-            4 => Self::sized::<4>(g, s),
-            5 => Self::sized::<5>(g, s),
-            _ => Self::sized::<GROUP_ROWS>(g, s),
+    /// Not yet eliminated: $D_g^{-1} = I$, $X_g = 0$.
+    fn empty() -> Self {
+        Self {
+            d_inv: Matrix6::identity(),
+            x: GroupJacobian::zeros(),
         }
     }
 
-    /// [`Eliminated::new`] for a group of `N` rows: its blocks' first `N` rows, in
+    /// Eliminates group `g` (its system `s`) into `self`, in place (a group's blocks
+    /// are written where they stay, not built and moved); returns its update
+    /// $hF_g^\top X_g$ of the body blocks, the 6 × 6 block of each pair of slots (zero
+    /// where a slot has no dynamic body).
+    fn eliminate(&mut self, g: &RowGroup, s: &GroupSystem) -> Result<SlotBlocks, SolveFailure> {
+        match g.len {
+            1 => self.sized::<1>(g, s),
+            2 => self.sized::<2>(g, s),
+            3 => self.sized::<3>(g, s),
+            4 => self.sized::<4>(g, s),
+            5 => self.sized::<5>(g, s),
+            _ => self.sized::<GROUP_ROWS>(g, s),
+        }
+    }
+
+    /// [`Eliminated::eliminate`] for a group of `N` rows: its blocks' first `N` rows, in
     /// matrices of that size (a contact's three rows, not six with identity padding).
     fn sized<const N: usize>(
+        &mut self,
         g: &RowGroup,
         s: &GroupSystem,
-    ) -> Result<(Self, SlotBlocks), SolveFailure> {
+    ) -> Result<SlotBlocks, SolveFailure> {
         let d_inv = inverse_pivoted(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
             .ok_or(SolveFailure::Singular)?;
-        let mut x = GroupJacobian::zeros();
+        self.x.fill(0.0);
         for (i, bi) in g.bodies.iter().enumerate() {
             if bi.is_some() {
-                x.fixed_view_mut::<N, 6>(0, 6 * i)
+                self.x
+                    .fixed_view_mut::<N, 6>(0, 6 * i)
                     .copy_from(&(d_inv * s.jacobian.fixed_view::<N, 6>(0, 6 * i)));
             }
         }
@@ -194,13 +205,13 @@ impl Eliminated {
             for (j, bj) in g.bodies.iter().enumerate() {
                 if bi.is_some() && bj.is_some() {
                     update[i][j] = s.force.fixed_view::<N, 6>(0, 6 * i).transpose()
-                        * x.fixed_view::<N, 6>(0, 6 * j);
+                        * self.x.fixed_view::<N, 6>(0, 6 * j);
                 }
             }
         }
-        let mut padded = Matrix6::zeros();
-        padded.fixed_view_mut::<N, N>(0, 0).copy_from(&d_inv);
-        Ok((Self { d_inv: padded, x }, update))
+        self.d_inv.fill(0.0);
+        self.d_inv.fixed_view_mut::<N, N>(0, 0).copy_from(&d_inv);
+        Ok(update)
     }
 
     /// First half of a solve: $y_g = D_g^{-1}b_g$, and $hF_g^\top y_g$ added to the
@@ -275,7 +286,8 @@ impl SparseBodies {
 }
 
 /// A group on one body, eliminated onto it before the tree is factorized
-/// ([`crate::tree`]): its index, its elimination and its $hF_g$.
+/// ([`crate::tree`]): its index, its elimination and its $hF_g$, overwritten in place
+/// by each factorization.
 struct Local {
     group: usize,
     eliminated: Eliminated,
@@ -350,8 +362,14 @@ impl ReducedLu {
         Self {
             structure: match tree {
                 Some(tree) => Structure::Tree(Box::new(TreeBodies {
+                    local: (tree.local_groups().iter())
+                        .map(|&group| Local {
+                            group,
+                            eliminated: Eliminated::empty(),
+                            force: GroupJacobian::zeros(),
+                        })
+                        .collect(),
                     tree,
-                    local: Vec::new(),
                     factorized: false,
                 })),
                 None => Structure::Sparse(Box::new(SparseBodies::new(nd, groups, cross))),
@@ -450,20 +468,16 @@ impl ReducedLu {
             Structure::Tree(t) => {
                 t.factorized = false;
                 let mut diagonal = a.diagonal.clone();
-                t.local.clear();
-                for &g in t.tree.local_groups() {
+                for l in &mut t.local {
+                    let g = l.group;
                     // One body, or a body and itself: every block is its diagonal's.
-                    let (eliminated, update) = Eliminated::new(&groups[g], &systems[g])?;
+                    let update = l.eliminated.eliminate(&groups[g], &systems[g])?;
                     for (i, bi) in groups[g].bodies.iter().enumerate() {
                         if let Some(bi) = bi {
                             diagonal[*bi] += update[i].iter().sum::<Matrix6<f64>>();
                         }
                     }
-                    t.local.push(Local {
-                        group: g,
-                        eliminated,
-                        force: systems[g].force,
-                    });
+                    l.force.copy_from(&systems[g].force);
                 }
                 t.tree.factorize(&mut diagonal, a, groups, systems)?;
                 t.factorized = true;
@@ -476,9 +490,12 @@ impl ReducedLu {
                     values[k] += m;
                 }
                 // Per group: D_g⁻¹, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
-                let mut eliminated = Vec::with_capacity(systems.len());
-                for ((g, s), blocks) in groups.iter().zip(systems).zip(&sparse.group_blocks) {
-                    let (e, update) = Eliminated::new(g, s)?;
+                let mut eliminated: Vec<_> = systems.iter().map(|_| Eliminated::empty()).collect();
+                for (((g, s), blocks), e) in (groups.iter().zip(systems))
+                    .zip(&sparse.group_blocks)
+                    .zip(&mut eliminated)
+                {
+                    let update = e.eliminate(g, s)?;
                     for (i, row) in blocks.iter().enumerate() {
                         for (j, k) in row.iter().enumerate() {
                             if let Some(k) = k {
@@ -486,7 +503,6 @@ impl ReducedLu {
                             }
                         }
                     }
-                    eliminated.push(e);
                 }
                 let flat: Vec<f64> = values.iter().flat_map(|m| m.iter().copied()).collect();
                 sparse.lu.with_factors(&flat, |solve_bodies| {
