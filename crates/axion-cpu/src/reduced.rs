@@ -286,12 +286,83 @@ impl SparseBodies {
 }
 
 /// A group on one body, eliminated onto it before the tree is factorized
-/// ([`crate::tree`]): its index, its elimination and its $hF_g$, overwritten in place
-/// by each factorization.
+/// ([`crate::tree`]). Both its slots, where it has two, move that body, so its blocks
+/// are kept summed over them: $D_g^{-1}$, $X_g = D_g^{-1}G_g$ and $hF_g$ as 6 × 6 blocks
+/// (the group's rows; zero below them), half the size of the two-slot blocks of
+/// [`Eliminated`], and overwritten in place by each factorization.
 struct Local {
     group: usize,
-    eliminated: Eliminated,
-    force: GroupJacobian,
+    body: usize,
+    d_inv: Matrix6<f64>,
+    x: Matrix6<f64>,
+    force: Matrix6<f64>,
+}
+
+impl Local {
+    /// Group `group` (`g`) on its one body, not yet eliminated.
+    fn new(group: usize, g: &RowGroup) -> Self {
+        Self {
+            group,
+            body: g
+                .bodies
+                .into_iter()
+                .flatten()
+                .next()
+                .expect("a local group has a body"),
+            d_inv: Matrix6::identity(),
+            x: Matrix6::zeros(),
+            force: Matrix6::zeros(),
+        }
+    }
+
+    /// Eliminates the group (`g`, its system `s`) in place; returns its update
+    /// $hF_g^\top X_g$ of its body's block.
+    fn eliminate(&mut self, g: &RowGroup, s: &GroupSystem) -> Result<Matrix6<f64>, SolveFailure> {
+        match g.len {
+            1 => self.sized::<1>(g, s),
+            2 => self.sized::<2>(g, s),
+            3 => self.sized::<3>(g, s),
+            4 => self.sized::<4>(g, s),
+            5 => self.sized::<5>(g, s),
+            _ => self.sized::<GROUP_ROWS>(g, s),
+        }
+    }
+
+    /// [`Local::eliminate`] for a group of `N` rows, in matrices of that size.
+    fn sized<const N: usize>(
+        &mut self,
+        g: &RowGroup,
+        s: &GroupSystem,
+    ) -> Result<Matrix6<f64>, SolveFailure> {
+        let d_inv = inverse_pivoted(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
+            .ok_or(SolveFailure::Singular)?;
+        let (mut jacobian, mut force) = (SMatrix::<f64, N, 6>::zeros(), SMatrix::zeros());
+        for (i, _) in g.bodies.iter().enumerate().filter(|(_, b)| b.is_some()) {
+            jacobian += s.jacobian.fixed_view::<N, 6>(0, 6 * i);
+            force += s.force.fixed_view::<N, 6>(0, 6 * i);
+        }
+        let x = d_inv * jacobian;
+        for (block, part) in [(&mut self.x, x), (&mut self.force, force)] {
+            block.fill(0.0);
+            block.fixed_rows_mut::<N>(0).copy_from(&part);
+        }
+        self.d_inv.fill(0.0);
+        self.d_inv.fixed_view_mut::<N, N>(0, 0).copy_from(&d_inv);
+        Ok(force.transpose() * x)
+    }
+
+    /// First half of a solve: $y_g = D_g^{-1}b_g$, and $hF_g^\top y_g$ added to the
+    /// body's right-hand side in `du`.
+    fn forward(&self, b: &Vector6<f64>, du: &mut [f64]) -> Vector6<f64> {
+        let y = self.d_inv * b;
+        sub_block(du, self.body, &(-(self.force.transpose() * y)));
+        y
+    }
+
+    /// Second half, once $\Delta u$ is known: $\Delta\lambda_g = y_g - X_g\Delta u$.
+    fn back(&self, y: &Vector6<f64>, du: &[f64]) -> Vector6<f64> {
+        y - self.x * block(du, self.body)
+    }
 }
 
 /// The tree and the factors of its last factorization.
@@ -315,8 +386,7 @@ impl TreeBodies {
         let mut du = b_u.to_vec();
         let mut ys = Vec::with_capacity(self.local.len());
         for l in &self.local {
-            let g = l.group;
-            ys.push(l.eliminated.forward(&l.force, &groups[g], &b_g[g], &mut du));
+            ys.push(l.forward(&b_g[l.group], &mut du));
         }
         let mut r_u: Vec<Vector6<f64>> = (0..du.len() / 6).map(|k| block(&du, k)).collect();
         let mut dl = vec![Vector6::zeros(); groups.len()];
@@ -325,7 +395,7 @@ impl TreeBodies {
             d.copy_from_slice(r.as_slice());
         }
         for (l, y) in self.local.iter().zip(&ys) {
-            dl[l.group] = l.eliminated.back(y, &groups[l.group], &du);
+            dl[l.group] = l.back(y, &du);
         }
         Ok((du, dl))
     }
@@ -363,11 +433,7 @@ impl ReducedLu {
             structure: match tree {
                 Some(tree) => Structure::Tree(Box::new(TreeBodies {
                     local: (tree.local_groups().iter())
-                        .map(|&group| Local {
-                            group,
-                            eliminated: Eliminated::empty(),
-                            force: GroupJacobian::zeros(),
-                        })
+                        .map(|&g| Local::new(g, &groups[g]))
                         .collect(),
                     tree,
                     factorized: false,
@@ -469,15 +535,7 @@ impl ReducedLu {
                 t.factorized = false;
                 let mut diagonal = a.diagonal.clone();
                 for l in &mut t.local {
-                    let g = l.group;
-                    // One body, or a body and itself: every block is its diagonal's.
-                    let update = l.eliminated.eliminate(&groups[g], &systems[g])?;
-                    for (i, bi) in groups[g].bodies.iter().enumerate() {
-                        if let Some(bi) = bi {
-                            diagonal[*bi] += update[i].iter().sum::<Matrix6<f64>>();
-                        }
-                    }
-                    l.force.copy_from(&systems[g].force);
+                    diagonal[l.body] += l.eliminate(&groups[l.group], &systems[l.group])?;
                 }
                 t.tree.factorize(&mut diagonal, a, groups, systems)?;
                 t.factorized = true;
