@@ -160,43 +160,32 @@ struct Eliminated {
 }
 
 impl Eliminated {
-    /// Not yet eliminated: $D_g^{-1} = I$, $X_g = 0$.
-    fn empty() -> Self {
-        Self {
-            d_inv: Matrix6::identity(),
-            x: GroupJacobian::zeros(),
-        }
-    }
-
-    /// Eliminates group `g` (its system `s`) into `self`, in place (a group's blocks
-    /// are written where they stay, not built and moved); returns its update
-    /// $hF_g^\top X_g$ of the body blocks, the 6 × 6 block of each pair of slots (zero
-    /// where a slot has no dynamic body).
-    fn eliminate(&mut self, g: &RowGroup, s: &GroupSystem) -> Result<SlotBlocks, SolveFailure> {
+    /// Eliminates group `g` (its system `s`); also returns its update $hF_g^\top X_g$ of
+    /// the body blocks, the 6 × 6 block of each pair of slots (zero where a slot has no
+    /// dynamic body).
+    fn new(g: &RowGroup, s: &GroupSystem) -> Result<(Self, SlotBlocks), SolveFailure> {
         match g.len {
-            1 => self.sized::<1>(g, s),
-            2 => self.sized::<2>(g, s),
-            3 => self.sized::<3>(g, s),
-            4 => self.sized::<4>(g, s),
-            5 => self.sized::<5>(g, s),
-            _ => self.sized::<GROUP_ROWS>(g, s),
+            1 => Self::sized::<1>(g, s),
+            2 => Self::sized::<2>(g, s),
+            3 => Self::sized::<3>(g, s),
+            4 => Self::sized::<4>(g, s),
+            5 => Self::sized::<5>(g, s),
+            _ => Self::sized::<GROUP_ROWS>(g, s),
         }
     }
 
-    /// [`Eliminated::eliminate`] for a group of `N` rows: its blocks' first `N` rows, in
+    /// [`Eliminated::new`] for a group of `N` rows: its blocks' first `N` rows, in
     /// matrices of that size (a contact's three rows, not six with identity padding).
     fn sized<const N: usize>(
-        &mut self,
         g: &RowGroup,
         s: &GroupSystem,
-    ) -> Result<SlotBlocks, SolveFailure> {
+    ) -> Result<(Self, SlotBlocks), SolveFailure> {
         let d_inv = inverse_pivoted(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
             .ok_or(SolveFailure::Singular)?;
-        self.x.fill(0.0);
+        let mut x = GroupJacobian::zeros();
         for (i, bi) in g.bodies.iter().enumerate() {
             if bi.is_some() {
-                self.x
-                    .fixed_view_mut::<N, 6>(0, 6 * i)
+                x.fixed_view_mut::<N, 6>(0, 6 * i)
                     .copy_from(&(d_inv * s.jacobian.fixed_view::<N, 6>(0, 6 * i)));
             }
         }
@@ -205,13 +194,13 @@ impl Eliminated {
             for (j, bj) in g.bodies.iter().enumerate() {
                 if bi.is_some() && bj.is_some() {
                     update[i][j] = s.force.fixed_view::<N, 6>(0, 6 * i).transpose()
-                        * self.x.fixed_view::<N, 6>(0, 6 * j);
+                        * x.fixed_view::<N, 6>(0, 6 * j);
                 }
             }
         }
-        self.d_inv.fill(0.0);
-        self.d_inv.fixed_view_mut::<N, N>(0, 0).copy_from(&d_inv);
-        Ok(update)
+        let mut padded = Matrix6::zeros();
+        padded.fixed_view_mut::<N, N>(0, 0).copy_from(&d_inv);
+        Ok((Self { d_inv: padded, x }, update))
     }
 
     /// First half of a solve: $y_g = D_g^{-1}b_g$, and $hF_g^\top y_g$ added to the
@@ -292,7 +281,8 @@ impl SparseBodies {
 /// [`Eliminated`], and overwritten in place by each factorization.
 struct Local {
     group: usize,
-    body: usize,
+    /// Its dynamic body (`None`: rows between static bodies, solved on their own).
+    body: Option<usize>,
     d_inv: Matrix6<f64>,
     x: Matrix6<f64>,
     force: Matrix6<f64>,
@@ -303,12 +293,7 @@ impl Local {
     fn new(group: usize, g: &RowGroup) -> Self {
         Self {
             group,
-            body: g
-                .bodies
-                .into_iter()
-                .flatten()
-                .next()
-                .expect("a local group has a body"),
+            body: g.bodies.into_iter().flatten().next(),
             d_inv: Matrix6::identity(),
             x: Matrix6::zeros(),
             force: Matrix6::zeros(),
@@ -355,13 +340,15 @@ impl Local {
     /// body's right-hand side in `du`.
     fn forward(&self, b: &Vector6<f64>, du: &mut [f64]) -> Vector6<f64> {
         let y = self.d_inv * b;
-        sub_block(du, self.body, &(-(self.force.transpose() * y)));
+        if let Some(k) = self.body {
+            sub_block(du, k, &(-(self.force.transpose() * y)));
+        }
         y
     }
 
     /// Second half, once $\Delta u$ is known: $\Delta\lambda_g = y_g - X_g\Delta u$.
     fn back(&self, y: &Vector6<f64>, du: &[f64]) -> Vector6<f64> {
-        y - self.x * block(du, self.body)
+        self.body.map_or(*y, |k| y - self.x * block(du, k))
     }
 }
 
@@ -535,7 +522,10 @@ impl ReducedLu {
                 t.factorized = false;
                 let mut diagonal = a.diagonal.clone();
                 for l in &mut t.local {
-                    diagonal[l.body] += l.eliminate(&groups[l.group], &systems[l.group])?;
+                    let update = l.eliminate(&groups[l.group], &systems[l.group])?;
+                    if let Some(k) = l.body {
+                        diagonal[k] += update;
+                    }
                 }
                 t.tree.factorize(&mut diagonal, a, groups, systems)?;
                 t.factorized = true;
@@ -548,12 +538,9 @@ impl ReducedLu {
                     values[k] += m;
                 }
                 // Per group: D_g⁻¹, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
-                let mut eliminated: Vec<_> = systems.iter().map(|_| Eliminated::empty()).collect();
-                for (((g, s), blocks), e) in (groups.iter().zip(systems))
-                    .zip(&sparse.group_blocks)
-                    .zip(&mut eliminated)
-                {
-                    let update = e.eliminate(g, s)?;
+                let mut eliminated = Vec::with_capacity(systems.len());
+                for ((g, s), blocks) in groups.iter().zip(systems).zip(&sparse.group_blocks) {
+                    let (e, update) = Eliminated::new(g, s)?;
                     for (i, row) in blocks.iter().enumerate() {
                         for (j, k) in row.iter().enumerate() {
                             if let Some(k) = k {
@@ -561,6 +548,7 @@ impl ReducedLu {
                             }
                         }
                     }
+                    eliminated.push(e);
                 }
                 let flat: Vec<f64> = values.iter().flat_map(|m| m.iter().copied()).collect();
                 sparse.lu.with_factors(&flat, |solve_bodies| {
