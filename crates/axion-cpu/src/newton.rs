@@ -184,9 +184,41 @@ const EXPLOSION: f64 = 1e9;
 /// is multiplied by this for the rest of the step: which side of a cone's edge the
 /// trial force $\lambda_t - \hat\rho v_t$ falls on changes, the cycle's active sets change
 /// with it, and the residual's zeros — Coulomb's law holding — do not depend on
-/// $\hat\rho$. Measured on the robots of docs/robots.md (docs/step.md, "A step solved
-/// again").
+/// $\hat\rho$ but through the creep: a sticking row slips at $c\lambda_t/\hat\rho$, so
+/// each factor 0.3 makes it creep 3.3 times faster in that attempt. Measured on the
+/// robots of docs/robots.md (docs/step.md, "A step solved again").
 const CYCLE_RHO: f64 = 0.3;
+
+/// A full step that raises the merit more than this factor (to above
+/// [`EXPLOSION_FLOOR`]) with the friction residual its largest block is a friction
+/// jump ([`friction_jump`]). Near a solution a Newton step that moves the undetermined
+/// internal friction force of two sticking contacts by $\hat\rho\,\delta v/c$ (a velocity
+/// mismatch $\delta v$ between them over the creep $c$) throws a contact far outside its
+/// cone: the a1's landing went from merits of $10^{-7}$ to 36 and back, step after
+/// step. Such a step is not taken; $\hat\rho$'s factor drops to
+/// $c/c_{fallback}$ ([`jump_rho`]) and the direction is computed again from the same
+/// iterate. Measured over 96 limp drops each of seven corpus robots at h = 0.01
+/// (docs/benchmarks.md, sixth sitting of 2026-11-28): $10^4$ with the friction test,
+/// against $10^3$–$10^6$ and any block.
+const JUMP: f64 = 1e4;
+
+/// Whether the full step from `now` to `next` was a friction jump ([`JUMP`]).
+fn friction_jump(now: &Eval, next: &Eval) -> bool {
+    next.merit.is_finite()
+        && next.merit > JUMP * now.merit
+        && next.merit > EXPLOSION_FLOOR
+        && next.friction_norm > next.contact_norm.max(next.dyn_norm)
+}
+
+/// The factor on $\hat\rho$ after a friction jump ([`JUMP`]): `friction_creep /
+/// fallback_creep`. A sticking row then slips at $c\lambda_t/(f\hat\rho) =
+/// c_{fallback}\lambda_t/\hat\rho$, the creep a failed step is solved again with
+/// ([`SolverSettings::fallback_creep`]); `None` (no such step) where the
+/// fallback creep is not the larger one or the creep is zero (exact Coulomb sticking).
+fn jump_rho(settings: &SolverSettings) -> Option<f64> {
+    let (creep, fallback) = (settings.friction_creep, settings.fallback_creep);
+    (creep > 0.0 && fallback > creep).then(|| creep / fallback)
+}
 
 /// The longest cycle [`cycle`] looks for (iterates). Measured on the limp drops of
 /// a1, aliengo, laikago, mini_cheetah and humanoid.urdf at 42 step sizes each
@@ -1302,6 +1334,15 @@ impl<'a> WorldSolver<'a> {
             if full_steps {
                 let trial = trial_at(1.0);
                 let te = self.evaluate(&trial);
+                let lower_rho = jump_rho(&st).filter(|&f| f < self.rho_factor);
+                if let Some(f) = lower_rho.filter(|_| friction_jump(&e, &te)) {
+                    // Not taken: the direction again, from here, with the smaller ρ̂.
+                    self.rho_factor = f;
+                    e = self.evaluate(&it);
+                    recent = [f64::NAN; CYCLE_MERITS];
+                    before = None;
+                    continue;
+                }
                 if te.merit.is_finite() && te.merit < merit_limit {
                     it = trial;
                     e = te;
@@ -1529,7 +1570,63 @@ fn row_groups(
 
 #[cfg(test)]
 mod tests {
-    use super::{CYCLE_MERITS, cycle};
+    use super::{CYCLE_MERITS, cycle, jump_rho};
+    use crate::SolverSettings;
+    use axion_constraints::friction::FrictionCone;
+    use axion_constraints::friction::projection::{self, SlipState};
+    use nalgebra::Vector2;
+
+    /// After a friction jump a sticking row creeps as with the fallback creep: its
+    /// residual in m/s with $\hat\rho$ times `jump_rho` and the creep is the one with
+    /// $\hat\rho$ and the fallback creep, on round and elliptic cones; no such factor
+    /// without creep or without a larger fallback.
+    #[test]
+    fn a_jump_leaves_sticking_rows_the_fallback_creep() {
+        let settings = SolverSettings::default();
+        let f = jump_rho(&settings).expect("the defaults retry with more creep");
+        let (lambda_t, lambda_n) = (Vector2::new(1.0, -2.0), 10.0);
+        let (v_t, w_t, h) = (Vector2::new(3e-7, -1e-7), Vector2::new(0.5, 0.7), 0.01);
+        for cone in [
+            FrictionCone::isotropic(0.8).unwrap(),
+            FrictionCone::elliptic(0.9, 0.4).unwrap(),
+        ] {
+            let lowered = projection::evaluate_with_creep(
+                &cone,
+                &lambda_t,
+                lambda_n,
+                &v_t,
+                &(w_t / f),
+                h,
+                settings.friction_creep,
+            );
+            let fallback = projection::evaluate_with_creep(
+                &cone,
+                &lambda_t,
+                lambda_n,
+                &v_t,
+                &w_t,
+                h,
+                settings.fallback_creep,
+            );
+            assert_eq!(lowered.state, SlipState::Stick);
+            assert_eq!(fallback.state, SlipState::Stick);
+            let (a, b) = (lowered.residual_velocity(), fallback.residual_velocity());
+            // h_f = λ_t − y cancels about six digits of |λ_t| (the residuals are 10⁻⁶ of it).
+            assert!((a - b).norm() <= 1e-9 * b.norm(), "{a} against {b}");
+            // Without the creep's share the residuals would be the slip alone.
+            assert!((b - v_t).norm() > 1e-3 * b.norm());
+        }
+        let exact = SolverSettings {
+            friction_creep: 0.0,
+            ..settings
+        };
+        assert_eq!(jump_rho(&exact), None);
+        let no_retry = SolverSettings {
+            fallback_creep: settings.friction_creep,
+            ..settings
+        };
+        assert_eq!(jump_rho(&no_retry), None);
+    }
 
     /// `merits` as the newest of a history, NaN before them.
     fn history(merits: &[f64]) -> [f64; CYCLE_MERITS] {

@@ -97,7 +97,9 @@ pub struct SolverSettings {
     /// forces cause in a step — 3 µm/s for a box held on a 20° slope at $h$ = 0.01 with
     /// $c = 10^{-4}$ — in the steps that need it. Measured on the robots of
     /// docs/robots.md (docs/step.md, "A step solved again"). Equal to `friction_creep`
-    /// (or smaller) never retries so.
+    /// (or smaller) never retries so. Within an attempt, a full Newton step whose
+    /// friction residual jumps (its merit 10⁴-fold) is not taken, and the iteration goes
+    /// on with sticking rows creeping at this creep's rate (docs/step.md, "Jumps").
     pub fallback_creep: f64,
     /// A step that does not converge (also with
     /// [`fallback_creep`](Self::fallback_creep), and from zero contact forces,
