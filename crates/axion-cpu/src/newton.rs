@@ -197,10 +197,23 @@ const CYCLE_RHO: f64 = 0.3;
 /// cone: the a1's landing went from merits of $10^{-7}$ to 36 and back, step after
 /// step. Such a step is not taken; $\hat\rho$'s factor drops to
 /// $c/c_{fallback}$ ([`jump_rho`]) and the direction is computed again from the same
-/// iterate. Measured over 96 limp drops each of seven corpus robots at h = 0.01
+/// iterate; once the attempt converges, [`POLISH`] takes it back to the step's own
+/// creep. Measured on limp drops of eleven corpus robots at h = 0.005, 0.01 and 0.02
 /// (docs/benchmarks.md, sixth sitting of 2026-11-28): $10^4$ with the friction test,
 /// against $10^3$–$10^6$ and any block.
 const JUMP: f64 = 1e4;
+
+/// The most full Newton iterations that take an attempt converged after a friction
+/// jump ([`JUMP`], with the fallback creep's slip) back to the step's own creep; where
+/// they do not converge, the attempt keeps its solution with the larger creep, as the
+/// retry with [`SolverSettings::fallback_creep`] would. A cube set down sticking on a
+/// slope then creeps at the solver's creep from its first step on
+/// (`crates/axion/tests/joint_space.rs`). Over 24 limp drops each at h = 0.01
+/// (docs/benchmarks.md, sixth sitting of 2026-11-28), 2 iterations polished 16 of the
+/// a1's 243 such attempts, 448 of humanoid.urdf's 505 and 230 of laikago's 272; 8 took
+/// the a1 back to the iterations it had without the jump rule (5.14 against 5.17 a
+/// step over 96 drops).
+const POLISH: usize = 2;
 
 /// Whether the full step from `now` to `next` was a friction jump ([`JUMP`]).
 fn friction_jump(now: &Eval, next: &Eval) -> bool {
@@ -471,6 +484,8 @@ pub(crate) struct WorldSolver<'a> {
     /// Factor on every friction row's trial-force $\hat\rho$ ([`CYCLE_RHO`]): 1 until
     /// the iteration is caught in a cycle.
     rho_factor: f64,
+    /// `rho_factor` before a friction jump lowered it ([`JUMP`]), if one did.
+    before_jump: Option<f64>,
     /// Each group's part of the Newton system, refilled by every iteration
     /// ([`WorldSolver::group_systems`]; kept to reuse its memory).
     systems: Vec<GroupSystem>,
@@ -583,6 +598,7 @@ impl<'a> WorldSolver<'a> {
             position_rows: Vec::with_capacity(6),
             force_rows: Vec::with_capacity(6),
             rho_factor: 1.0,
+            before_jump: None,
             systems: Vec::new(),
         }
     }
@@ -1255,6 +1271,19 @@ impl<'a> WorldSolver<'a> {
             let left = st.max_iterations - stats.iterations;
             (it, final_eval) = self.newton(it, final_eval, lu, &mut stats, left, false);
         }
+        // Converged after a friction jump, with the fallback creep's slip: polished back
+        // to the step's own creep where a few full iterations from there converge.
+        if let Some(rho) = self.before_jump.filter(|_| self.converged(&final_eval)) {
+            let jumped_rho = std::mem::replace(&mut self.rho_factor, rho);
+            let e = self.evaluate(&it);
+            let left = st.max_iterations.saturating_sub(stats.iterations);
+            let (polished, pe) = self.newton(it.clone(), e, lu, &mut stats, left.min(POLISH), true);
+            if self.converged(&pe) {
+                (it, final_eval) = (polished, pe);
+            } else {
+                self.rho_factor = jumped_rho;
+            }
+        }
         stats.converged = self.converged(&final_eval);
         stats.dynamics = final_eval.dyn_norm;
         stats.joints = final_eval.joint_norm;
@@ -1335,8 +1364,10 @@ impl<'a> WorldSolver<'a> {
                 let trial = trial_at(1.0);
                 let te = self.evaluate(&trial);
                 let lower_rho = jump_rho(&st).filter(|&f| f < self.rho_factor);
-                if let Some(f) = lower_rho.filter(|_| friction_jump(&e, &te)) {
+                let first_jump = self.before_jump.is_none() && friction_jump(&e, &te);
+                if let Some(f) = lower_rho.filter(|_| first_jump) {
                     // Not taken: the direction again, from here, with the smaller ρ̂.
+                    self.before_jump = Some(self.rho_factor);
                     self.rho_factor = f;
                     e = self.evaluate(&it);
                     recent = [f64::NAN; CYCLE_MERITS];

@@ -99,7 +99,9 @@ pub struct SolverSettings {
     /// docs/robots.md (docs/step.md, "A step solved again"). Equal to `friction_creep`
     /// (or smaller) never retries so. Within an attempt, a full Newton step whose
     /// friction residual jumps (its merit 10⁴-fold) is not taken, and the iteration goes
-    /// on with sticking rows creeping at this creep's rate (docs/step.md, "Jumps").
+    /// on with sticking rows creeping at this creep's rate; its solution is then taken
+    /// back to `friction_creep` where two more iterations converge (docs/step.md,
+    /// "Jumps").
     pub fallback_creep: f64,
     /// A step that does not converge (also with
     /// [`fallback_creep`](Self::fallback_creep), and from zero contact forces,
