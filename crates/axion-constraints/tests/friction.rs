@@ -125,6 +125,37 @@ proptest! {
         prop_assert!(slip.residual.norm() <= 1e-12 * lambda_n * (1.0 + cone.coefficients().max()), "slip residual {}", slip.residual);
     }
 
+    /// A contact whose force was on its cone's boundary (sliding) and whose Newton
+    /// trial force left the trial's cone is put back on that cone's boundary, its
+    /// direction kept (the elliptic boundary (λ₁/μ₁)² + (λ₂/μ₂)² = λ_n², the direction
+    /// in the scaled variables); a contact that was inside its cone, a trial within its
+    /// cone and a non-positive normal force are left as they are.
+    #[test]
+    fn a_sliding_force_is_put_back_onto_its_cone(
+        cone in cone(), before_n in 0.1f64..50.0, before_dir in unit2(), inside in 0.0f64..0.99,
+        trial_n in 0.1f64..50.0, trial_dir in unit2(), outside in 1.0001f64..100.0,
+    ) {
+        let sc = cone.scaling();
+        let on_cone = |n: f64, dir: &Vector2<f64>, k: f64| sc.force_from_scaled(&(dir * (k * sc.mu * n)));
+        let boundary = on_cone(before_n, &before_dir, 1.0);
+        let trial = on_cone(trial_n, &trial_dir, outside);
+        let back = projection::onto_cone_after_step(&cone, (before_n, &boundary), (trial_n, &trial));
+        let back = back.expect("a sliding contact's trial outside its cone is corrected");
+        let mu = cone.coefficients();
+        let on = (back.x / mu.x).powi(2) + (back.y / mu.y).powi(2);
+        prop_assert!((on.sqrt() - trial_n).abs() <= 1e-12 * trial_n, "not on the boundary: {} vs {trial_n}", on.sqrt());
+        let (scaled, wanted) = (sc.force_to_scaled(&back), sc.force_to_scaled(&trial));
+        prop_assert!(scaled.perp(&wanted).abs() <= 1e-12 * scaled.norm() * wanted.norm() && scaled.dot(&wanted) > 0.0);
+        // Inside its cone before: a sticking contact's force may leave it.
+        let sticking = on_cone(before_n, &before_dir, inside);
+        prop_assert_eq!(projection::onto_cone_after_step(&cone, (before_n, &sticking), (trial_n, &trial)), None);
+        // A trial within its cone, or without a positive normal force, is kept.
+        let within = on_cone(trial_n, &trial_dir, inside);
+        prop_assert_eq!(projection::onto_cone_after_step(&cone, (before_n, &boundary), (trial_n, &within)), None);
+        prop_assert_eq!(projection::onto_cone_after_step(&cone, (before_n, &boundary), (-trial_n, &trial)), None);
+        prop_assert_eq!(projection::onto_cone_after_step(&cone, (0.0, &Vector2::zeros()), (trial_n, &trial)), None);
+    }
+
     /// With creep c an isotropic contact sticks with slip v = −c λ_t/ρ (its residual
     /// vanishes there and nowhere else along v), slips exactly as without creep on the
     /// cone's boundary once the slip is faster than the fastest creep, c μ λ_n / ρ

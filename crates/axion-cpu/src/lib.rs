@@ -161,7 +161,11 @@ impl Previous {
 /// ([`SolverSettings::reuse_factors`]): after `n` failures in a row (a first chord step
 /// that neither converged nor contracted the merit a hundredfold) it waits
 /// $2^{\min(n, 6)} - 1$ steps, so a world whose kept factors have drifted too far
-/// from its Newton matrix (a landing, a fast swing) pays for few of them.
+/// from its Newton matrix (a landing, a fast swing) pays for few of them; a step that
+/// converges with at most one full Newton iteration ends the wait, as the robot has
+/// come to rest (the a1 dropped limp waited up to 63 steps after its landing, each
+/// taking a full iteration where a chord step converges: docs/step.md, "Chord steps on
+/// kept factors").
 #[derive(Clone, Copy, Debug, Default)]
 struct ChordRecord {
     failures: u32,
@@ -175,8 +179,9 @@ impl ChordRecord {
     }
 
     /// The record after a step that tried chord steps (`Some(contracting)`: whether the
-    /// first converged or contracted the merit a hundredfold) or did not.
-    fn after(self, tried: Option<bool>) -> Self {
+    /// first converged or contracted the merit a hundredfold) or did not; `settled`:
+    /// whether the step converged with at most one full Newton iteration.
+    fn after(self, tried: Option<bool>, settled: bool) -> Self {
         match tried {
             Some(true) => Self::default(),
             Some(false) => {
@@ -186,6 +191,7 @@ impl ChordRecord {
                     wait: (1 << failures.min(6)) - 1,
                 }
             }
+            None if settled => Self { wait: 0, ..self },
             None => Self {
                 wait: self.wait.saturating_sub(1),
                 ..self
@@ -767,7 +773,9 @@ impl WorldJob<'_> {
             .into_iter()
             .zip(result.lambda[first_limit..].iter().copied())
             .collect();
-        let chords = previous.chords.after(result.chord);
+        let stats = &result.stats;
+        let settled = stats.converged && stats.iterations - stats.chord_steps <= 1;
+        let chords = previous.chords.after(result.chord, settled);
         WorldStep {
             result,
             warm_forces,
@@ -780,5 +788,33 @@ impl WorldJob<'_> {
                 ..Previous::default()
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChordRecord;
+
+    /// Failures in a row wait 1, 3, 7, … steps; a step that tries no chord step counts
+    /// one off; a settled step (converged with at most one full Newton iteration) ends
+    /// the wait without forgetting the failures; a first chord step that converges or
+    /// contracts clears the record.
+    #[test]
+    fn a_settled_step_ends_the_wait_for_chord_steps() {
+        let failed = |r: ChordRecord| r.after(Some(false), false);
+        let twice = failed(failed(ChordRecord::default()));
+        assert_eq!((twice.failures, twice.wait), (2, 3));
+        let moving = twice.after(None, false);
+        assert_eq!(moving.wait, 2);
+        assert!(!moving.ready());
+        let settled = twice.after(None, true);
+        assert!(settled.ready());
+        assert_eq!(
+            failed(settled).wait,
+            7,
+            "the next failure waits longer still"
+        );
+        let contracted = settled.after(Some(true), true);
+        assert_eq!((contracted.failures, contracted.wait), (0, 0));
     }
 }

@@ -188,6 +188,43 @@ fn trial(
     }
 }
 
+/// The friction force of a Newton trial taken back onto its cone, for a contact whose
+/// force was on the cone's boundary (or outside it) at the iterate the step started
+/// from: `(λ_n, λ_t)` there and at the trial. Where such a trial's force lies outside
+/// the cone of the trial's normal force, it is projected onto that cone's disc, its
+/// direction kept (in the scaled variables of [`super`], where the cone is round):
+/// $$\hat\lambda_t \leftarrow \hat\lambda_t\,\frac{\mu_g\lambda_n}{|\hat\lambda_t|}.$$
+/// `None` where the contact was inside its cone (a sticking contact's force may leave
+/// it: that is how the iteration learns it slips), where the trial is within its cone,
+/// or where either normal force is not positive.
+///
+/// A sliding contact's Newton step keeps $|\hat\lambda_t| = R$ only to first order: it
+/// moves the force along the circle's tangent, so turning it by $\theta$ leaves it
+/// $R(1/\cos\theta - 1)$ outside, and where the slip is slow (a foot creeping on the
+/// ground at $10^{-5}$ m/s) its direction turns far in one step. The next full
+/// step then has a friction residual of that excess over $\hat\rho$, and the
+/// iteration zig-zags between iterates near the solution and iterates with such forces.
+/// No solution has a force outside its cone (a zero of the residual is
+/// $\lambda_t = \Pi(y)$), and near one the correction is of the order of the step's
+/// own linearisation error, so Newton's local rate is kept; far from one it also cuts a
+/// sliding contact's force that the step threw far outside its cone.
+pub fn onto_cone_after_step(
+    cone: &FrictionCone,
+    before: (f64, &Vector2<f64>),
+    trial: (f64, &Vector2<f64>),
+) -> Option<Vector2<f64>> {
+    let sc = cone.scaling();
+    let on_boundary = |(lambda_n, lambda_t): (f64, &Vector2<f64>)| {
+        lambda_n > 0.0
+            && sc.force_to_scaled(lambda_t).norm() >= sc.mu * lambda_n * (1.0 - SLIP_BAND)
+    };
+    let (lambda_n, lambda_t) = trial;
+    let scaled = sc.force_to_scaled(lambda_t);
+    let radius = sc.mu * lambda_n;
+    (on_boundary(before) && lambda_n > 0.0 && scaled.norm() > radius)
+        .then(|| sc.force_from_scaled(&(scaled * (radius / scaled.norm()))))
+}
+
 /// The semismooth Newton rows of one contact's friction, for a non-symmetric solver.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ProjectionRows {
