@@ -1195,7 +1195,8 @@ impl<'a> WorldSolver<'a> {
     /// seventh sitting of 2026-11-28): over 4 × 96 drops of the a1 at h = 0.01, 11.6 %
     /// fewer iterations a step, humanoid.urdf 27–32 % fewer over 2 × 96.
     fn onto_cones_after_step(&self, from: &Iterate, trial: &mut Iterate) {
-        let first = self.input.layout.joint_rows + self.input.model.drives().len();
+        // The model's rows (joints, then drives) come first, then each contact's three.
+        let first = self.input.layout.row_bodies.len();
         for (k, c) in self.input.contacts.iter().enumerate() {
             let r = first + 3 * k;
             let force = |it: &Iterate| {
