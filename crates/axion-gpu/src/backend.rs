@@ -31,7 +31,9 @@ pub struct GpuSettings {
     pub max_linear_iterations: usize,
     /// The conjugate residual stops at $\lVert r\rVert \le$ this $\times \lVert b\rVert$.
     pub linear_tolerance: f64,
-    /// Converged when the dynamics and drive residuals are below this (m/s) …
+    /// Converged when the dynamics and drive residuals are below this (m/s; the
+    /// dynamics residual below this or its f32 rounding floor, four unit roundoffs times
+    /// the size of its terms, docs/gpu.md, "f32 tolerances") …
     pub velocity_tolerance: f64,
     /// … and every joint error $|c + \varepsilon\lambda|$ is below this (m or rad).
     pub position_tolerance: f64,
