@@ -415,6 +415,10 @@ pub struct Summary {
     pub max_iterations: usize,
     /// Share of world-steps that converged.
     pub converged_share: f64,
+    /// Share of world-steps solved with the larger creep of sticking friction
+    /// (`SolverSettings::fallback_creep`: a second attempt at a step, and the steps
+    /// after one that needed it; [`axion::StepStats::fallback_creep`]).
+    pub fallback_creep_share: f64,
     /// World-steps that did not converge: their states are the best iterate the solver
     /// found, not the step's solution (the summary warns).
     pub unconverged_world_steps: usize,
@@ -494,6 +498,13 @@ impl std::fmt::Display for Summary {
             "  converged          {:.1} % of world-steps",
             100.0 * self.converged_share
         )?;
+        if self.fallback_creep_share > 0.0 {
+            writeln!(
+                f,
+                "  fallback creep     {:.1} % of world-steps (sticking friction slipped at the larger creep; docs/step.md, \"A step solved again\")",
+                100.0 * self.fallback_creep_share
+            )?;
+        }
         writeln!(f, "  max joint error    {:.2e} m", self.max_joint_error)?;
         write!(f, "  max contacts       {}", self.max_contacts)?;
         write!(f, "\n  {}", self.initial_state)?;
@@ -876,7 +887,7 @@ fn stats_json(s: &StepStats) -> serde_json::Value {
         "iterations": s.iterations, "chord_steps": s.chord_steps, "converged": s.converged, "dynamics": s.dynamics,
         "joints": s.joints, "drives": s.drives, "contacts": s.contacts, "friction": s.friction,
         "contact_count": s.contact_count, "backtracks": s.backtracks, "failed_solves": s.failed_solves,
-        "substeps": s.substeps,
+        "substeps": s.substeps, "fallback_creep": s.fallback_creep,
     })
 }
 
@@ -1522,6 +1533,7 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "threads": c.threads,
                 "friction_creep": c.friction_creep, "recovery_speed": c.recovery_speed,
                 "recovery_rate": c.recovery_rate, "tree_solve": c.tree_solve, "split_depth": c.split_depth, "fallback_creep": c.fallback_creep,
+                "keep_fallback_creep": c.keep_fallback_creep,
             })
         }
     }
@@ -1642,6 +1654,7 @@ pub fn run_model(
     );
     let (mut iterations, mut max_iterations, mut converged, mut max_contacts) =
         (0usize, 0, 0usize, 0);
+    let mut crept = 0;
     let mut max_error = (0..worlds)
         .map(|w| sim.joint_errors(w).position)
         .fold(0.0, f64::max);
@@ -1671,6 +1684,7 @@ pub fn run_model(
         iterations += run.iterations;
         max_iterations = max_iterations.max(run.max_iterations);
         converged += run.converged_world_steps;
+        crept += run.fallback_creep_world_steps;
         let report = sim.last_report().clone();
         for s in &report.worlds {
             max_contacts = max_contacts.max(s.contact_count);
@@ -1725,6 +1739,7 @@ pub fn run_model(
         max_iterations,
         converged_share: converged as f64 / world_steps,
         unconverged_world_steps: taken * worlds - converged,
+        fallback_creep_share: crept as f64 / world_steps,
         max_joint_error: max_error,
         max_contacts,
         initial_state: initial.to_string(),

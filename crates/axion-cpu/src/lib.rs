@@ -29,7 +29,9 @@ use axion_model::{Backend, Control, Model, State, StepError, StepReport, StepSta
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-pub use settings::{FALLBACK_CREEP, FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings};
+pub use settings::{
+    CREEP_KEPT_ABOVE, FALLBACK_CREEP, FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings,
+};
 
 /// The worker threads a batch of worlds is stepped on with [`SolverSettings::threads`]
 /// = 0, the default: rayon's pool, one per core unless `RAYON_NUM_THREADS` says
@@ -130,6 +132,10 @@ struct Previous {
     signature: Vec<(usize, usize)>,
     lu: Option<reduced::ReducedLu>,
     chords: ChordRecord,
+    /// Whether the step was solved with [`SolverSettings::fallback_creep`] and took more
+    /// than [`CREEP_KEPT_ABOVE`] iterations: the next step starts with that creep
+    /// ([`SolverSettings::keep_fallback_creep`]).
+    creeping: bool,
     poses: Vec<Pose>,
     velocities: Vec<axion_math::Twist>,
 }
@@ -142,6 +148,7 @@ impl Previous {
             contacts: self.contacts.clone(),
             limits: self.limits.clone(),
             chords: self.chords,
+            creeping: self.creeping,
             ..Self::default()
         }
     }
@@ -210,6 +217,16 @@ struct WorldStep {
 }
 
 impl WorldStep {
+    /// This attempt, solved with [`SolverSettings::fallback_creep`] if `fallback`: said in
+    /// its statistics, and (where it converged in more than [`CREEP_KEPT_ABOVE`]
+    /// iterations) kept for the world's next step.
+    fn crept(mut self, fallback: bool) -> Self {
+        let stats = &mut self.result.stats;
+        stats.fallback_creep = fallback;
+        self.previous.creeping = fallback && stats.converged && stats.iterations > CREEP_KEPT_ABOVE;
+        self
+    }
+
     /// `other`, a second attempt at this step that converged, in its place: with this
     /// attempt's work added to its statistics, this attempt's record of chord steps,
     /// and no chord step next from `other`'s factors (those of a shorter step or
@@ -556,7 +573,6 @@ impl WorldJob<'_> {
         splits: usize,
     ) -> WorldStep {
         let settings = self.settings;
-        let mut whole = self.solve(previous, cache);
         let creeping = SolverSettings {
             friction_creep: settings.fallback_creep.max(settings.friction_creep),
             ..*settings
@@ -565,9 +581,19 @@ impl WorldJob<'_> {
             contact_persistence: false,
             ..creeping
         };
-        // The second attempts at the whole step, in order.
+        // A step after one that needed the fallback creep starts with it
+        // (SolverSettings::keep_fallback_creep).
+        let can_creep = settings.fallback_creep > settings.friction_creep;
+        let sticky = can_creep && settings.keep_fallback_creep && previous.creeping;
+        let first = WorldJob {
+            settings: if sticky { &creeping } else { settings },
+            ..*self
+        };
+        let mut whole = first.solve(previous, cache).crept(sticky);
+        // The second attempts at the whole step, in order (both with the larger creep,
+        // where there is one).
         let retries = [
-            (settings.fallback_creep > settings.friction_creep).then_some(&creeping),
+            (can_creep && !sticky).then_some(&creeping),
             whole.warm_forces.then_some(&cold),
         ];
         if whole.result.stats.converged || (retries == [None, None] && splits == 0) {
@@ -579,7 +605,7 @@ impl WorldJob<'_> {
         let mut before = previous.for_retry();
         for settings in retries.into_iter().flatten() {
             let job = WorldJob { settings, ..*self };
-            let again = job.solve(&mut before.for_retry(), cache);
+            let again = job.solve(&mut before.for_retry(), cache).crept(can_creep);
             if again.result.stats.converged {
                 return whole.replaced_by(again, cache);
             }
@@ -620,6 +646,7 @@ impl WorldJob<'_> {
         if second_stats.converged {
             let mut kept = whole.replaced_by(second, cache);
             kept.result.stats.substeps = first_stats.substeps + second_stats.substeps;
+            kept.result.stats.fallback_creep |= first_stats.fallback_creep;
             add_work(&mut kept.result.stats, &first_stats);
             kept
         } else {

@@ -1265,6 +1265,7 @@ impl<'a> WorldSolver<'a> {
             friction: 0.0,
             contact_count: self.contacts.len(),
             substeps: 1,
+            fallback_creep: false,
         };
         let mut chord = None;
         let kept = lu.as_mut().filter(|lu| lu.keeps_factors());

@@ -103,6 +103,20 @@ pub struct SolverSettings {
     /// back to `friction_creep` where two more iterations converge (docs/step.md,
     /// "Jumps").
     pub fallback_creep: f64,
+    /// A step solved with [`fallback_creep`](Self::fallback_creep) (a second attempt,
+    /// or a step started so) that converged in more than [`CREEP_KEPT_ABOVE`] iterations
+    /// makes the world's next step start with that creep, in place of
+    /// [`friction_creep`](Self::friction_creep), and without the second attempt with
+    /// it: a landing's steps that need the larger creep come in runs, and each of
+    /// them would otherwise fail a first attempt before its retry converges. A step
+    /// that converges with the larger creep within [`CREEP_KEPT_ABOVE`] iterations ends
+    /// the run: the next starts with `friction_creep` again. `false` starts every step
+    /// with `friction_creep` (the larger creep then only in steps that fail without
+    /// it). Measured on the robots of docs/robots.md: the a1 dropped limp takes 8 %
+    /// fewer iterations a step, humanoid.urdf 5–9 %, and 7–19 % of their steps keep
+    /// the larger creep instead of 1–5 % (docs/benchmarks.md, "Starting with the
+    /// fallback creep").
+    pub keep_fallback_creep: bool,
     /// A step that does not converge (also with
     /// [`fallback_creep`](Self::fallback_creep), and from zero contact forces,
     /// [`contact_persistence`](Self::contact_persistence)) is solved again as two steps
@@ -125,6 +139,13 @@ pub struct SolverSettings {
     /// identical for any value.
     pub threads: usize,
 }
+
+/// [`SolverSettings::keep_fallback_creep`]: a step solved with the fallback creep
+/// that converged in more than this many iterations makes the next start with it.
+/// Smaller values keep the larger creep in more steps (2: the a1 saved a little more,
+/// humanoid.urdf kept it in half its steps), 0 lost iterations on the a1, the aliengo
+/// and mini_cheetah (docs/benchmarks.md).
+pub const CREEP_KEPT_ABOVE: usize = 4;
 
 /// Default [`SolverSettings::fallback_creep`].
 pub const FALLBACK_CREEP: f64 = 1e-4;
@@ -154,6 +175,7 @@ impl Default for SolverSettings {
             reuse_factors: true,
             tree_solve: true,
             fallback_creep: FALLBACK_CREEP,
+            keep_fallback_creep: true,
             split_depth: 3,
             threads: 0,
         }

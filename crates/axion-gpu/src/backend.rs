@@ -883,6 +883,7 @@ impl GpuBackend {
                     backtracks: at(ST_BACKTRACKS) as usize,
                     failed_solves: at(ST_FAILED) as usize,
                     substeps: 1,
+                    fallback_creep: false,
                 });
                 // Every world finishes every step: the step count is the same in all.
                 totals.steps = at(ST_RUN_STEPS) as usize;

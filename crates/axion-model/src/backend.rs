@@ -39,6 +39,14 @@ pub struct StepStats {
     /// CPU backend solved a step that did not converge again as shorter steps
     /// (`SolverSettings::split_depth`, at most [`MAX_SPLIT_DEPTH`] halvings).
     pub substeps: usize,
+    /// Whether the step's result was solved with the CPU backend's larger creep of
+    /// sticking friction (`SolverSettings::fallback_creep`, in some sub-step of a split
+    /// step): its sticking contacts slip at up to that creep times the velocity change
+    /// their friction forces cause in a step, instead of `friction_creep` times it. A
+    /// second attempt at a step whose first did not converge, and the steps of a world
+    /// that follow one so solved (docs/step.md, "A step solved again"). Always `false`
+    /// on the GPU, whose second attempt (`GpuSettings::fallback_creep`) is not reported.
+    pub fallback_creep: bool,
 }
 
 /// The most times a step is halved into shorter steps (the CPU's
@@ -79,6 +87,9 @@ pub struct RunTotals {
     pub world_steps: usize,
     /// Largest Newton iteration count of any world-step.
     pub max_iterations: usize,
+    /// World-steps solved with the CPU backend's larger creep of sticking friction
+    /// ([`StepStats::fallback_creep`]; 0 on the GPU).
+    pub fallback_creep_world_steps: usize,
 }
 
 impl RunTotals {
@@ -90,6 +101,8 @@ impl RunTotals {
         self.iterations += report.worlds.iter().map(|s| s.iterations).sum::<usize>();
         self.world_steps += report.worlds.len();
         self.max_iterations = self.max_iterations.max(report.max_iterations());
+        self.fallback_creep_world_steps +=
+            report.worlds.iter().filter(|s| s.fallback_creep).count();
     }
     /// Adds the totals of a later part of the run.
     pub fn merge(&mut self, later: &RunTotals) {
@@ -99,6 +112,7 @@ impl RunTotals {
         self.iterations += later.iterations;
         self.world_steps += later.world_steps;
         self.max_iterations = self.max_iterations.max(later.max_iterations);
+        self.fallback_creep_world_steps += later.fallback_creep_world_steps;
     }
     /// Mean Newton iterations per world-step (0 before any step).
     pub fn mean_iterations(&self) -> f64 {

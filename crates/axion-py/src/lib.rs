@@ -604,8 +604,9 @@ impl PySimulator {
     /// Statistics of the last step, per world: iterations (chord_steps of them solved
     /// with factors kept from an earlier iteration), converged, the residuals
     /// (dynamics, joints, drives, contacts, friction; in m/s, m or rad), contact_count
-    /// and substeps (1, or more for a step the CPU solved again as shorter steps), each
-    /// an array of length `worlds`.
+    /// substeps (1, or more for a step the CPU solved again as shorter steps) and
+    /// fallback_creep (whether the CPU solved the step with its larger creep of sticking
+    /// friction), each an array of length `worlds`.
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let sim = self.sim(py);
         let worlds = &sim.last_report().worlds;
@@ -632,6 +633,14 @@ impl PySimulator {
         d.set_item("friction", column(|s| s.friction).into_pyarray(py))?;
         d.set_item("contact_count", count(|s| s.contact_count).into_pyarray(py))?;
         d.set_item("substeps", count(|s| s.substeps).into_pyarray(py))?;
+        d.set_item(
+            "fallback_creep",
+            worlds
+                .iter()
+                .map(|s| s.fallback_creep)
+                .collect::<Array1<bool>>()
+                .into_pyarray(py),
+        )?;
         Ok(d)
     }
 

@@ -89,12 +89,15 @@ pub enum BackendChoice {
 /// The CPU solver settings of the discrete system the GPU backend solves with
 /// `gpu`: its friction creep and the creep of its second attempts, which default
 /// higher on the GPU than on the CPU (f32 does not carry a creep of 10⁻⁶, docs/gpu.md),
-/// and the CPU's defaults otherwise. The comparisons of the two backends run the CPU so.
+/// no step started with the creep of the second attempts (the GPU starts every step
+/// with its friction creep: `SolverSettings::keep_fallback_creep` off), and the CPU's
+/// defaults otherwise. The comparisons of the two backends run the CPU so.
 #[cfg(feature = "gpu")]
 pub fn cpu_settings_like(gpu: &GpuSettings) -> SolverSettings {
     SolverSettings {
         friction_creep: gpu.friction_creep,
         fallback_creep: gpu.fallback_creep,
+        keep_fallback_creep: false,
         ..SolverSettings::default()
     }
 }
@@ -180,6 +183,9 @@ pub struct RunSummary {
     pub converged_steps: usize,
     /// World-steps that converged.
     pub converged_world_steps: usize,
+    /// World-steps solved with the CPU backend's larger creep of sticking friction
+    /// ([`StepStats::fallback_creep`]).
+    pub fallback_creep_world_steps: usize,
 }
 
 impl RunSummary {
@@ -367,6 +373,7 @@ impl Simulator {
             max_iterations: totals.max_iterations,
             converged_steps: totals.converged_steps,
             converged_world_steps: totals.converged_world_steps,
+            fallback_creep_world_steps: totals.fallback_creep_world_steps,
         })
     }
 

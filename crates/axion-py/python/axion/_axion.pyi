@@ -36,6 +36,7 @@ class StepStats(TypedDict):
     friction: npt.NDArray[np.float64]
     contact_count: npt.NDArray[np.uint64]
     substeps: npt.NDArray[np.uint64]
+    fallback_creep: npt.NDArray[np.bool_]
 
 class Contacts(TypedDict):
     body_a: npt.NDArray[np.uint64]
