@@ -685,7 +685,13 @@ impl WorldJob<'_> {
         } else {
             Integrator::BackwardEuler
         };
-        let mut warm = self.start.joint_forces.to_vec();
+        let mut warm = Vec::with_capacity(
+            self.start.joint_forces.len()
+                + self.start.drive_forces.len()
+                + 3 * contacts.len()
+                + limits.len(),
+        );
+        warm.extend_from_slice(self.start.joint_forces);
         warm.extend_from_slice(self.start.drive_forces);
         let mut approach = Vec::with_capacity(contacts.len());
         // Whether a contact or limit starts from a force of the step before.

@@ -948,7 +948,13 @@ impl<'a> WorldSolver<'a> {
                 .copy_from(&(iw + d * maps.rotation[k]));
             diag.push(m);
         }
-        let mut cross: Vec<(usize, usize, Matrix6<f64>)> = Vec::new();
+        // At most the two couplings (parent–child, child–parent) of every joint.
+        let mut cross: Vec<(usize, usize, Matrix6<f64>)> =
+            Vec::with_capacity(if st.geometric_stiffness {
+                2 * model.joints().len()
+            } else {
+                0
+            });
         if st.geometric_stiffness {
             let force_poses = e.force_poses.as_ref().unwrap_or(&e.poses);
             let force_maps = maps.force.as_ref().unwrap_or(&maps.rotation);
@@ -1133,11 +1139,8 @@ impl<'a> WorldSolver<'a> {
 
     /// The Newton system's right-hand side $-F$: the bodies' and each group's.
     fn right_hand_side(&self, e: &Eval) -> (Vec<f64>, Vec<Vector6<f64>>) {
-        let b_u = e
-            .dynamics
-            .iter()
-            .flat_map(|d| d.iter().map(|x| -x))
-            .collect();
+        let mut b_u = Vec::with_capacity(6 * e.dynamics.len());
+        b_u.extend(e.dynamics.iter().flat_map(|d| d.iter().map(|x| -x)));
         let b_g = self
             .groups
             .iter()

@@ -119,6 +119,20 @@ impl GroupSystem {
     }
 }
 
+impl GroupSystem {
+    /// $G_g x$ for the bodies' entries `x`: the Jacobian times both slots' six entries
+    /// (zero for an absent slot), or times the one slot's alone for a group on one body
+    /// (a contact with static ground) — the same sums, as the other slot's products
+    /// are exact zeros, at half the work.
+    fn times(&self, bodies: [Option<usize>; 2], x: &[f64]) -> Vector6<f64> {
+        match bodies {
+            [Some(k), None] => self.jacobian.fixed_columns::<6>(0) * block(x, k),
+            [None, Some(k)] => self.jacobian.fixed_columns::<6>(6) * block(x, k),
+            _ => self.jacobian * slots(x, bodies),
+        }
+    }
+}
+
 impl Default for GroupSystem {
     fn default() -> Self {
         Self::new()
@@ -616,8 +630,13 @@ impl Unreduced<'_> {
             self.a.subtract_product(&du, &mut r_u);
             let mut r_g = Vec::with_capacity(self.groups.len());
             for ((g, s), (dlg, b)) in self.groups.iter().zip(self.systems).zip(dl.iter().zip(b_g)) {
-                add_slots(&mut r_u, g.bodies, &(s.force.transpose() * dlg));
-                r_g.push(b - s.jacobian * slots(&du, g.bodies) - s.diagonal * dlg);
+                for (i, k) in g.bodies.iter().enumerate() {
+                    if let Some(k) = k {
+                        let force = s.force.fixed_columns::<6>(6 * i);
+                        sub_block(&mut r_u, *k, &(-(force.transpose() * dlg)));
+                    }
+                }
+                r_g.push(b - s.times(g.bodies, &du) - s.diagonal * dlg);
             }
             let r = size(&r_u, &r_g);
             if r <= self.tolerance * scale || r > 0.5 * previous {
