@@ -616,16 +616,11 @@ impl PySimulator {
         let count = |f: fn(&axion::StepStats) -> usize| -> Array1<u64> {
             worlds.iter().map(|s| f(s) as u64).collect()
         };
+        let flag =
+            |f: fn(&axion::StepStats) -> bool| -> Array1<bool> { worlds.iter().map(f).collect() };
         d.set_item("iterations", count(|s| s.iterations).into_pyarray(py))?;
         d.set_item("chord_steps", count(|s| s.chord_steps).into_pyarray(py))?;
-        d.set_item(
-            "converged",
-            worlds
-                .iter()
-                .map(|s| s.converged)
-                .collect::<Array1<bool>>()
-                .into_pyarray(py),
-        )?;
+        d.set_item("converged", flag(|s| s.converged).into_pyarray(py))?;
         d.set_item("dynamics", column(|s| s.dynamics).into_pyarray(py))?;
         d.set_item("joints", column(|s| s.joints).into_pyarray(py))?;
         d.set_item("drives", column(|s| s.drives).into_pyarray(py))?;
@@ -635,11 +630,7 @@ impl PySimulator {
         d.set_item("substeps", count(|s| s.substeps).into_pyarray(py))?;
         d.set_item(
             "fallback_creep",
-            worlds
-                .iter()
-                .map(|s| s.fallback_creep)
-                .collect::<Array1<bool>>()
-                .into_pyarray(py),
+            flag(|s| s.fallback_creep).into_pyarray(py),
         )?;
         Ok(d)
     }
