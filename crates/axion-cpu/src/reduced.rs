@@ -45,6 +45,21 @@ pub const MAX_REFINEMENTS: usize = 4;
 /// on the chain of 50 links) and costs another solve.
 pub const REFINED: f64 = 1e-12;
 
+/// A solve along the tree ([`crate::tree`]) whose iterative refinement ends — stalled,
+/// or after [`MAX_REFINEMENTS`] — with the unreduced system's residual above its
+/// tolerance and above this share of its right-hand side has lost the solution: the
+/// system is solved again by the sparse LU, which pivots across the whole system
+/// ([`ReducedLu::solve_to`]). Hard rows nearly redundant with each other, reduced onto
+/// one body, can cancel the digits of a link's block: one drawn system
+/// (`tree_solve_is_backward_stable_with_redundant_rows`, 19 bodies) stalled at 147 times
+/// its right-hand side where the sparse LU's refinement reached 4·10⁻⁶. Over 48 limp
+/// drops at h = 0.01 each (docs/benchmarks.md, tenth sitting of 2026-11-28) the
+/// aliengo's solves lost 33 systems (first residuals up to 9·10⁵ times the right-hand
+/// side, each correction gaining about a hundredfold), the a1's 1, and humanoid.urdf's,
+/// laikago's and mini_cheetah's none; the 252 other refinements of the a1 that stalled
+/// did so below 2·10⁻⁸ of the right-hand side, at the rounding of hard rows.
+pub const LOST: f64 = 1e-6;
+
 /// Most rows in one group.
 pub const GROUP_ROWS: usize = 6;
 
@@ -372,6 +387,9 @@ struct TreeBodies {
     local: Vec<Local>,
     /// Whether `tree` and `local` hold a factorization.
     factorized: bool,
+    /// The sparse LU of the same pattern, built the first time a solve along the tree
+    /// loses its solution ([`LOST`]).
+    fallback: Option<Box<SparseBodies>>,
 }
 
 impl TreeBodies {
@@ -438,6 +456,7 @@ impl ReducedLu {
                         .collect(),
                     tree,
                     factorized: false,
+                    fallback: None,
                 })),
                 None => Structure::Sparse(Box::new(SparseBodies::new(nd, groups, cross))),
             },
@@ -500,7 +519,9 @@ impl ReducedLu {
     /// relative errors near $\epsilon/\delta \approx 10^{-6}$; refined, the direction is as
     /// accurate as a solve of the unreduced system. One step was not always enough: a
     /// cylinder landing flat on a box then needed more than 30 Newton iterations where
-    /// two or more steps (and the unreduced LU) need 12–15.
+    /// two or more steps (and the unreduced LU) need 12–15. A solve along the tree whose
+    /// refinement stalls far above that ([`LOST`]) is done again by the sparse LU, and
+    /// its factors are not kept for [`ReducedLu::solve_again`].
     pub fn solve(
         &mut self,
         a: &BodyMatrix,
@@ -542,51 +563,81 @@ impl ReducedLu {
                     }
                 }
                 t.tree.factorize(&mut diagonal, a, groups, systems)?;
-                t.factorized = true;
-                system.refine(b_u, b_g, |b_u, b_g| t.solve(groups, b_u, b_g))
-            }
-            Structure::Sparse(sparse) => {
-                let mut values = vec![Matrix6::zeros(); sparse.blocks.len()];
-                values[..a.diagonal.len()].copy_from_slice(&a.diagonal);
-                for (&k, (_, _, m)) in sparse.cross_blocks.iter().zip(&a.cross) {
-                    values[k] += m;
+                let refined = system.refine(b_u, b_g, |b_u, b_g| t.solve(groups, b_u, b_g))?;
+                if !refined.lost {
+                    t.factorized = true;
+                    return Ok((refined.du, refined.dl));
                 }
-                // Per group: D_g⁻¹, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
-                let mut eliminated = Vec::with_capacity(systems.len());
-                for ((g, s), blocks) in groups.iter().zip(systems).zip(&sparse.group_blocks) {
-                    let (e, update) = Eliminated::new(g, s)?;
-                    for (i, row) in blocks.iter().enumerate() {
-                        for (j, k) in row.iter().enumerate() {
-                            if let Some(k) = k {
-                                values[*k] += update[i][j];
-                            }
-                        }
-                    }
-                    eliminated.push(e);
-                }
-                let flat: Vec<f64> = values.iter().flat_map(|m| m.iter().copied()).collect();
-                sparse.lu.with_factors(&flat, |solve_bodies| {
-                    // Δλ_g = D_g⁻¹ b_g − X_g Δu after (A + Σ hF_gᵀX_g) Δu = b_u + Σ hF_gᵀ D_g⁻¹ b_g.
-                    system.refine(b_u, b_g, |b_u, b_g| {
-                        let mut du = b_u.to_vec();
-                        let mut y = Vec::with_capacity(b_g.len());
-                        for (((g, s), e), b) in groups.iter().zip(systems).zip(&eliminated).zip(b_g)
-                        {
-                            y.push(e.forward(&s.force, g, b, &mut du));
-                        }
-                        solve_bodies(&mut du)?;
-                        let dl = y
-                            .iter()
-                            .zip(&eliminated)
-                            .zip(groups)
-                            .map(|((yg, e), g)| e.back(yg, g, &du))
-                            .collect::<Vec<_>>();
-                        Ok((du, dl))
-                    })
-                })
+                // The tree's factors are not kept for chord steps: they lost this system.
+                let sparse = t.fallback.get_or_insert_with(|| {
+                    let cross: Vec<_> = a.cross.iter().map(|&(i, j, _)| (i, j)).collect();
+                    Box::new(SparseBodies::new(a.diagonal.len(), groups, &cross))
+                });
+                sparse.solve(&system, b_u, b_g)
             }
+            Structure::Sparse(sparse) => sparse.solve(&system, b_u, b_g),
         }
     }
+}
+
+impl SparseBodies {
+    /// Solves the Newton system `system` with right-hand sides `b_u`, `b_g`: every group
+    /// eliminated onto its bodies, the body system factorized by sparse LU, refined.
+    fn solve(
+        &mut self,
+        system: &Unreduced,
+        b_u: &[f64],
+        b_g: &[Vector6<f64>],
+    ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
+        let (a, groups, systems) = (system.a, system.groups, system.systems);
+        let mut values = vec![Matrix6::zeros(); self.blocks.len()];
+        values[..a.diagonal.len()].copy_from_slice(&a.diagonal);
+        for (&k, (_, _, m)) in self.cross_blocks.iter().zip(&a.cross) {
+            values[k] += m;
+        }
+        // Per group: D_g⁻¹, X_g = D_g⁻¹ G_g, and A += hF_gᵀ X_g.
+        let mut eliminated = Vec::with_capacity(systems.len());
+        for ((g, s), blocks) in groups.iter().zip(systems).zip(&self.group_blocks) {
+            let (e, update) = Eliminated::new(g, s)?;
+            for (i, row) in blocks.iter().enumerate() {
+                for (j, k) in row.iter().enumerate() {
+                    if let Some(k) = k {
+                        values[*k] += update[i][j];
+                    }
+                }
+            }
+            eliminated.push(e);
+        }
+        let flat: Vec<f64> = values.iter().flat_map(|m| m.iter().copied()).collect();
+        self.lu.with_factors(&flat, |solve_bodies| {
+            // Δλ_g = D_g⁻¹ b_g − X_g Δu after (A + Σ hF_gᵀX_g) Δu = b_u + Σ hF_gᵀ D_g⁻¹ b_g.
+            let refined = system.refine(b_u, b_g, |b_u, b_g| {
+                let mut du = b_u.to_vec();
+                let mut y = Vec::with_capacity(b_g.len());
+                for (((g, s), e), b) in groups.iter().zip(systems).zip(&eliminated).zip(b_g) {
+                    y.push(e.forward(&s.force, g, b, &mut du));
+                }
+                solve_bodies(&mut du)?;
+                let dl = y
+                    .iter()
+                    .zip(&eliminated)
+                    .zip(groups)
+                    .map(|((yg, e), g)| e.back(yg, g, &du))
+                    .collect::<Vec<_>>();
+                Ok((du, dl))
+            })?;
+            Ok((refined.du, refined.dl))
+        })
+    }
+}
+
+/// A refined solution ([`Unreduced::refine`]).
+struct Refined {
+    du: Vec<f64>,
+    dl: Vec<Vector6<f64>>,
+    /// Whether the refinement ended (stalled, or after [`MAX_REFINEMENTS`]) with its last
+    /// residual above its tolerance and above [`LOST`] times the right-hand side.
+    lost: bool,
 }
 
 /// The unreduced Newton system, for the residuals of iterative refinement.
@@ -610,7 +661,7 @@ impl Unreduced<'_> {
             &[f64],
             &[Vector6<f64>],
         ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure>,
-    ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
+    ) -> Result<Refined, SolveFailure> {
         let (mut du, mut dl) = solve(b_u, b_g)?;
         let size = |u: &[f64], g: &[Vector6<f64>]| {
             g.iter()
@@ -623,6 +674,7 @@ impl Unreduced<'_> {
         // The first residual's relative size: the rate a correction is taken to contract
         // the residual by.
         let mut rate = None;
+        let mut lost = false;
         for _ in 0..MAX_REFINEMENTS {
             // Residual of the unreduced system: r_u = b_u − A Δu + Σ hF_gᵀ Δλ_g,
             // r_g = b_g − G_g Δu − D_g Δλ_g.
@@ -639,7 +691,10 @@ impl Unreduced<'_> {
                 r_g.push(b - s.times(g.bodies, &du) - s.diagonal * dlg);
             }
             let r = size(&r_u, &r_g);
-            if r <= self.tolerance * scale || r > 0.5 * previous {
+            let reached = r <= self.tolerance * scale;
+            // Lost unless a correction from here reaches the tolerance after all.
+            lost = !reached && r > LOST * scale;
+            if reached || r > 0.5 * previous {
                 break;
             }
             previous = r;
@@ -650,10 +705,11 @@ impl Unreduced<'_> {
             // tenfold margin, it is not computed to confirm it.
             let rate = *rate.get_or_insert(r / scale);
             if r * rate <= 0.1 * self.tolerance * scale {
+                lost = false;
                 break;
             }
         }
-        Ok((du, dl))
+        Ok(Refined { du, dl, lost })
     }
 }
 
