@@ -53,7 +53,7 @@ pub const REFINED: f64 = 1e-12;
 /// one body, can cancel the digits of a link's block: one drawn system
 /// (`tree_solve_is_backward_stable_with_redundant_rows`, 19 bodies) stalled at 147 times
 /// its right-hand side where the sparse LU's refinement reached 4·10⁻⁶. Over 48 limp
-/// drops at h = 0.01 each (docs/benchmarks.md, tenth sitting of 2026-11-28) the
+/// drops at h = 0.01 each (docs/benchmarks.md, first sitting of 2026-11-29) the
 /// aliengo's solves lost 33 systems (first residuals up to 9·10⁵ times the right-hand
 /// side, each correction gaining about a hundredfold), the a1's 1, and humanoid.urdf's,
 /// laikago's and mini_cheetah's none; the 252 other refinements of the a1 that stalled
