@@ -57,7 +57,7 @@ pub const REFINED: f64 = 1e-12;
 /// aliengo's solves lost 33 systems (first residuals up to 9·10⁵ times the right-hand
 /// side, each correction gaining about a hundredfold), the a1's 1, and humanoid.urdf's,
 /// laikago's and mini_cheetah's none; the 252 other refinements of the a1 that stalled
-/// did so below 2·10⁻⁸ of the right-hand side, at the rounding of hard rows.
+/// did so below 10⁻⁷ of the right-hand side, at the rounding of hard rows.
 pub const LOST: f64 = 1e-6;
 
 /// Most rows in one group.
