@@ -173,6 +173,30 @@ impl BodyMatrix {
     }
 }
 
+/// $D_g^{-1}$ of a group of `N` rows by Gauss–Jordan elimination
+/// ([`inverse_pivoted`]), its 3 × 3 diagonal blocks one by one where nothing couples
+/// them: a group of two contacts on the same bodies ([`RowGroup::add_unit`]), whose
+/// friction rows couple only to their own contact's rows. Elimination with partial
+/// pivoting never mixes the blocks of a block-diagonal matrix (a zero is never the
+/// larger pivot, a zero multiplier updates nothing), so the inverse is the same, bit for
+/// bit, as the whole block's, for less than half its work: two 3 × 3 eliminations
+/// instead of one over rows of six (docs/benchmarks.md, first sitting of 2026-11-29).
+fn group_inverse<const N: usize>(d: &SMatrix<f64, N, N>) -> Option<SMatrix<f64, N, N>> {
+    let blocks = N / 3;
+    let coupled = (0..N).any(|i| (0..N).any(|j| i / 3 != j / 3 && d[(i, j)] != 0.0));
+    if !N.is_multiple_of(3) || blocks < 2 || coupled {
+        return inverse_pivoted(d);
+    }
+    let mut inverse = SMatrix::<f64, N, N>::zeros();
+    for b in 0..blocks {
+        let block = inverse_pivoted(&d.fixed_view::<3, 3>(3 * b, 3 * b).into_owned())?;
+        inverse
+            .fixed_view_mut::<3, 3>(3 * b, 3 * b)
+            .copy_from(&block);
+    }
+    Some(inverse)
+}
+
 /// A 6 × 6 block per pair of a group's body slots (row slot, column slot).
 type SlotBlocks = [[Matrix6<f64>; 2]; 2];
 
@@ -209,7 +233,7 @@ impl Eliminated {
         g: &RowGroup,
         s: &GroupSystem,
     ) -> Result<(Self, SlotBlocks), SolveFailure> {
-        let d_inv = inverse_pivoted(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
+        let d_inv = group_inverse(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
             .ok_or(SolveFailure::Singular)?;
         let mut x = GroupJacobian::zeros();
         for (i, bi) in g.bodies.iter().enumerate() {
@@ -348,7 +372,7 @@ impl Local {
         g: &RowGroup,
         s: &GroupSystem,
     ) -> Result<Matrix6<f64>, SolveFailure> {
-        let d_inv = inverse_pivoted(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
+        let d_inv = group_inverse(&s.diagonal.fixed_view::<N, N>(0, 0).into_owned())
             .ok_or(SolveFailure::Singular)?;
         let (mut jacobian, mut force) = (SMatrix::<f64, N, 6>::zeros(), SMatrix::zeros());
         for (i, _) in g.bodies.iter().enumerate().filter(|(_, b)| b.is_some()) {
@@ -741,6 +765,49 @@ fn add_slots(y: &mut [f64], bodies: [Option<usize>; 2], v: &SMatrix<f64, 12, 1>)
     for (i, b) in bodies.iter().enumerate() {
         if let Some(k) = b {
             sub_block(y, *k, &(-v.fixed_rows::<6>(6 * i)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_inverse;
+    use crate::tree::inverse_pivoted;
+    use nalgebra::{Matrix3, Matrix6};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Two contacts' 3 × 3 blocks (each with a normal row coupled to nothing, a
+        /// first pivot down to 1e-12 as a hard contact's, friction rows coupled to the
+        /// normal force) inverted one by one are the whole block's Gauss–Jordan
+        /// inverse, bit for bit; one entry coupling the two contacts sends the block
+        /// whole to Gauss–Jordan.
+        #[test]
+        fn a_group_of_two_contacts_is_inverted_block_by_block(
+            entries in prop::collection::vec(-1.0f64..1.0, 18),
+            hard in -12.0f64..0.0,
+            (i, j) in (0usize..3, 3usize..6),
+            coupling in -1.0f64..1.0,
+        ) {
+            let contact = |e: &[f64]| {
+                let mut m = Matrix3::from_column_slice(&e[..9]) + Matrix3::identity();
+                m[(0, 0)] = 10f64.powf(hard);
+                m[(0, 1)] = 0.0;
+                m[(0, 2)] = 0.0;
+                m
+            };
+            let mut d = Matrix6::zeros();
+            d.fixed_view_mut::<3, 3>(0, 0).copy_from(&contact(&entries[..9]));
+            d.fixed_view_mut::<3, 3>(3, 3).copy_from(&contact(&entries[9..]));
+            prop_assert_eq!(group_inverse(&d), inverse_pivoted(&d));
+            let blocks = inverse_pivoted(&d.fixed_view::<3, 3>(0, 0).into_owned());
+            prop_assert_eq!(
+                group_inverse(&d).map(|inv| inv.fixed_view::<3, 3>(0, 0).into_owned()),
+                blocks
+            );
+            let (i, j) = if coupling > 0.0 { (i, j) } else { (j, i) };
+            d[(i, j)] = coupling;
+            prop_assert_eq!(group_inverse(&d), inverse_pivoted(&d));
         }
     }
 }
