@@ -128,6 +128,9 @@ fn lever_arms(c: &Contact, poses: &[Pose]) -> [Vector3<f64>; 2] {
 #[derive(Default)]
 struct Previous {
     contacts: Vec<PreviousContact>,
+    /// The contacts found beyond [`SolverSettings::row_margin`] and left out of the
+    /// step (reported with no force).
+    apart: Vec<Contact>,
     limits: Vec<(ActiveLimit, f64)>,
     signature: Vec<(usize, usize)>,
     lu: Option<reduced::ReducedLu>,
@@ -394,11 +397,12 @@ impl Backend for CpuBackend {
         if poses.is_empty() || !continued {
             return None;
         }
-        let contacts = previous
-            .contacts
-            .iter()
-            .map(|p| {
-                let c = &p.contact;
+        // The contacts solved with their forces, then those left out with none.
+        let solved = previous.contacts.iter().map(|p| (&p.contact, p.forces));
+        let apart = previous.apart.iter().map(|c| (c, [0.0; 3]));
+        let contacts = solved
+            .chain(apart)
+            .map(|(c, forces)| {
                 let n = c.point.normal;
                 let on_a = poses[c.body_a.0] * nalgebra::Point3::from(c.point.local_a)
                     - n * c.point.thickness_a;
@@ -410,8 +414,8 @@ impl Backend for CpuBackend {
                     point: (on_a.coords + on_b.coords) * 0.5,
                     normal: n,
                     gap: c.gap,
-                    normal_force: p.forces[0],
-                    friction_force: c.frame.t1 * p.forces[1] + c.frame.t2 * p.forces[2],
+                    normal_force: forces[0],
+                    friction_force: c.frame.t1 * forces[1] + c.frame.t2 * forces[2],
                 }
             })
             .collect();
@@ -657,8 +661,33 @@ impl WorldJob<'_> {
         }
     }
 
-    /// Detects the world's contacts, warm-starts from `previous`, and solves its step.
+    /// Detects the world's contacts, warm-starts from `previous`, and solves its step
+    /// with the contacts within [`SolverSettings::row_margin`]; where one of the others
+    /// has come within half that distance at its end, solves it again with every contact
+    /// found (the statistics count both).
     fn solve(&self, previous: &mut Previous, cache: &mut Factorizations) -> WorldStep {
+        let (mut step, reached) = self.solve_rows(previous, cache, true);
+        if !reached {
+            return step;
+        }
+        // The first solve took the kept factorization: give it back, with its pattern, so
+        // that it goes to the worker's pool.
+        previous.lu = step.previous.lu.take();
+        previous.signature = std::mem::take(&mut step.previous.signature);
+        let (mut again, _) = self.solve_rows(previous, cache, false);
+        add_work(&mut again.result.stats, &step.result.stats);
+        again
+    }
+
+    /// [`solve`](Self::solve) with the contacts within the row margin if `near_only`,
+    /// else with every contact found; also says whether a contact left out came within
+    /// half the row margin.
+    fn solve_rows(
+        &self,
+        previous: &mut Previous,
+        cache: &mut Factorizations,
+        near_only: bool,
+    ) -> (WorldStep, bool) {
         let (settings, layout, h, w) = (self.settings, self.layout, self.h, self.world);
         let q0 = self.start.poses;
         let u0 = self.start.velocities;
@@ -693,6 +722,12 @@ impl WorldJob<'_> {
         );
         warm.extend_from_slice(self.start.joint_forces);
         warm.extend_from_slice(self.start.drive_forces);
+        // Contacts beyond the row margin are left out of the system and checked after it.
+        let mut apart = Vec::new();
+        if near_only && settings.row_margin < settings.contact_margin {
+            let reach = settings.row_margin + 2.0 * h * speed;
+            (contacts, apart) = contacts.into_iter().partition(|c| c.gap <= reach);
+        }
         let mut approach = Vec::with_capacity(contacts.len());
         // Whether a contact or limit starts from a force of the step before.
         let mut warm_forces = false;
@@ -787,7 +822,8 @@ impl WorldJob<'_> {
         } else {
             None
         };
-        let result = solver.solve(&warm, reuse, &mut lu, projection);
+        let mut result = solver.solve(&warm, reuse, &mut lu, projection);
+        result.stats.contact_count += apart.len();
         let first_contact = layout.joint_rows + self.start.drive_forces.len();
         let first_limit = first_contact + 3 * contacts.len();
         let forces = result.lambda[first_contact..first_limit].chunks_exact(3);
@@ -806,21 +842,27 @@ impl WorldJob<'_> {
             .into_iter()
             .zip(result.lambda[first_limit..].iter().copied())
             .collect();
+        let reached = apart.iter().any(|c| {
+            let poses = &result.poses;
+            c.point.gap(&poses[c.body_a.0], &poses[c.body_b.0]) <= 0.5 * settings.row_margin
+        });
         let stats = &result.stats;
         let settled = stats.converged && stats.iterations - stats.chord_steps <= 1;
         let chords = previous.chords.after(result.chord, settled);
-        WorldStep {
+        let step = WorldStep {
             result,
             warm_forces,
             previous: Previous {
                 contacts,
+                apart,
                 limits,
                 signature,
                 lu,
                 chords,
                 ..Previous::default()
             },
-        }
+        };
+        (step, reached)
     }
 }
 

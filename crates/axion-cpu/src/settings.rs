@@ -42,6 +42,17 @@ pub struct SolverSettings {
     /// Contacts are looked for this far apart (m), plus two steps of the fastest body's
     /// travel, so that a falling body meets the ground in the step it reaches it.
     pub contact_margin: f64,
+    /// Of the contacts found within [`contact_margin`](Self::contact_margin), those within
+    /// this distance (m), plus the same two steps of travel, become rows of the step's
+    /// Newton system. The others are checked at the end of the step: where one has come
+    /// within half this distance, the step is solved again with every contact found, so a
+    /// contact the step reaches is never left out. A contact that stays apart carries no
+    /// force but the smoothing's float, $\varepsilon^2/(2r_n g)$, which changes its bodies'
+    /// velocities by $\varepsilon^2/(2hg)$ in a step ($5\cdot10^{-8}$ m/s at a millimetre,
+    /// h = 0.01). Fewer rows make each Newton iteration cheaper: a robot lying on its
+    /// links has box corners a centimetre or two off the ground (measured in
+    /// docs/benchmarks.md). At or above `contact_margin` every contact found is a row.
+    pub row_margin: f64,
     /// Creep $c$ of sticking friction (dimensionless, `≥ 0`): a sticking contact slips at
     /// $c\thinspace\lambda_t/\rho$, $c$ times the velocity change its friction force causes in
     /// one step (`axion_constraints::friction::projection`). It makes the forces of
@@ -168,6 +179,7 @@ impl Default for SolverSettings {
             regularization: 1e-10,
             geometric_stiffness: true,
             contact_margin: 0.02,
+            row_margin: 0.002,
             friction_creep: FRICTION_CREEP,
             recovery_speed: 0.5,
             recovery_rate: 2.0,
