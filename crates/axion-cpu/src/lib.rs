@@ -724,7 +724,7 @@ impl WorldJob<'_> {
         warm.extend_from_slice(self.start.drive_forces);
         // Contacts beyond the row margin are left out of the system and checked after it.
         let mut apart = Vec::new();
-        if near_only && settings.row_margin < settings.contact_margin {
+        if near_only && 0.0 < settings.row_margin && settings.row_margin < settings.contact_margin {
             let reach = settings.row_margin + 2.0 * h * speed;
             (contacts, apart) = contacts.into_iter().partition(|c| c.gap <= reach);
         }

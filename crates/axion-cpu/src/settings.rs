@@ -51,7 +51,8 @@ pub struct SolverSettings {
     /// velocities by $\varepsilon^2/(2hg)$ in a step ($5\cdot10^{-8}$ m/s at a millimetre,
     /// h = 0.01). Fewer rows make each Newton iteration cheaper: a robot lying on its
     /// links has box corners a centimetre or two off the ground (measured in
-    /// docs/benchmarks.md). At or above `contact_margin` every contact found is a row.
+    /// docs/benchmarks.md). At or above `contact_margin`, or not above zero, every
+    /// contact found is a row.
     pub row_margin: f64,
     /// Creep $c$ of sticking friction (dimensionless, `≥ 0`): a sticking contact slips at
     /// $c\thinspace\lambda_t/\rho$, $c$ times the velocity change its friction force causes in
