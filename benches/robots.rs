@@ -4,8 +4,10 @@
 //! dropped limp from 1 mm above flat ground, an MJCF model as written on its own
 //! floor; the skid-steer turning at wheel speeds 2, 6, 4 rad/s), from the same initial
 //! state each time; criterion's throughput is steps per second. Each is solved along
-//! the robot's tree (the default), along it without chord steps on kept factors
-//! (`reuse_factors = false`), and by the sparse LU (`tree_solve = false`). Before
+//! the robot's tree (the default), along it with contacts regularised by a compliance
+//! in place of the smoothing (`SolverSettings::compliant_contacts`), along it without
+//! chord steps on kept factors (`reuse_factors = false`), and by the sparse LU
+//! (`tree_solve = false`). Before
 //! timing, prints each run's Newton iterations per step (and how many of them were
 //! factorized, the rest chord steps) and converged share.
 //!
@@ -16,7 +18,8 @@
 //! for the landing is judged on the ensemble's mean.
 //!
 //! Group `robot_stand` times quadrupeds of the corpus standing instead, their start
-//! pose held by position drives (`axion run ROBOT --hold`), along the tree.
+//! pose held by position drives (`axion run ROBOT --hold`), along the tree, with the
+//! smoothed and with the compliant contacts.
 //!
 //! Without the corpus the robots are skipped with the reason printed (the skid-steer
 //! still runs). `scripts/mujoco_drop.py --steps 0.002,0.01` times MuJoCo on the same files.
@@ -34,12 +37,28 @@ const H: f64 = 0.01;
 const DURATION: f64 = 2.0;
 
 /// The variants timed: name, `tree_solve`, `reuse_factors` (chord steps on kept factors,
-/// which only the tree solve keeps).
-const VARIANTS: [(&str, bool, bool); 3] = [
-    ("tree", true, true),
-    ("tree, no chord steps", true, false),
-    ("sparse LU", false, false),
+/// which only the tree solve keeps), and contacts regularised by the compliance in place
+/// of the smoothing (`SolverSettings::compliant_contacts`).
+const VARIANTS: [(&str, bool, bool, bool); 4] = [
+    ("tree", true, true, false),
+    ("tree, compliant contacts", true, true, true),
+    ("tree, no chord steps", true, false, false),
+    ("sparse LU", false, false, false),
 ];
+
+/// The settings of a variant.
+fn settings(tree_solve: bool, reuse_factors: bool, compliant: bool) -> SolverSettings {
+    let settings = SolverSettings {
+        tree_solve,
+        reuse_factors,
+        ..Default::default()
+    };
+    if compliant {
+        settings.compliant_contacts()
+    } else {
+        settings
+    }
+}
 
 /// The corpus files timed, relative to `pybullet_data/`.
 const ROBOTS: [&str; 9] = [
@@ -171,15 +190,11 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("robot_drop");
     group.sample_size(10);
     group.throughput(Throughput::Elements(steps as u64));
-    for ((name, model), (variant, tree_solve, reuse_factors)) in models
+    for ((name, model), (variant, tree_solve, reuse_factors, compliant)) in models
         .into_iter()
         .flat_map(|m| VARIANTS.map(|v| (m.clone(), v)))
     {
-        let settings = SolverSettings {
-            tree_solve,
-            reuse_factors,
-            ..Default::default()
-        };
+        let settings = settings(tree_solve, reuse_factors, compliant);
         time(&mut group, (&name, variant), model, settings);
     }
     group.finish();
@@ -195,7 +210,10 @@ fn bench(c: &mut Criterion) {
     };
     for file in STANDING {
         let model = load(file, &held);
-        time(&mut group, (file, "tree"), model, SolverSettings::default());
+        for (variant, tree_solve, reuse_factors, compliant) in &VARIANTS[..2] {
+            let settings = settings(*tree_solve, *reuse_factors, *compliant);
+            time(&mut group, (file, variant), model.clone(), settings);
+        }
     }
     group.finish();
 }

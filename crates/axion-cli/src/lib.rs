@@ -1021,6 +1021,8 @@ pub fn solver_settings(s: &axion::SceneSettings, base: SolverSettings) -> Solver
     settings.recovery_rate = o.recovery_rate.unwrap_or(settings.recovery_rate);
     settings.fallback_creep = o.fallback_creep.unwrap_or(settings.fallback_creep);
     settings.split_depth = o.split_depth.unwrap_or(settings.split_depth);
+    settings.contact_smoothing = o.contact_smoothing.unwrap_or(settings.contact_smoothing);
+    settings.contact_compliance = o.contact_compliance.unwrap_or(settings.contact_compliance);
     settings
 }
 
@@ -1534,6 +1536,7 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "friction_creep": c.friction_creep, "recovery_speed": c.recovery_speed,
                 "recovery_rate": c.recovery_rate, "tree_solve": c.tree_solve, "split_depth": c.split_depth, "fallback_creep": c.fallback_creep,
                 "keep_fallback_creep": c.keep_fallback_creep,
+                "contact_smoothing": c.contact_smoothing, "contact_compliance": c.contact_compliance,
             })
         }
     }

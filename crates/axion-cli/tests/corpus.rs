@@ -483,14 +483,11 @@ fn a_split_step_is_two_half_steps() {
     panic!("no step of aliengo's landings was split in two");
 }
 
-/// The a1 dropped limp at h = 0.01 (2 s), its bodies raised by 0, 1, … µm: Newton iterations and
-/// world-steps solved with the fallback creep over the drops, every step converged.
-fn a1_drops(data: &Path, keep_fallback_creep: bool) -> (usize, usize) {
+/// The a1 dropped limp at h = 0.01 (2 s) with `settings`, its bodies raised by 0, 1, … µm:
+/// Newton iterations and world-steps solved with the fallback creep over the drops,
+/// every step converged.
+fn a1_drops(data: &Path, settings: axion::SolverSettings) -> (usize, usize) {
     let (model, _) = robot_model(&data.join("a1/a1.urdf"), &RobotSetup::default()).unwrap();
-    let settings = axion::SolverSettings {
-        keep_fallback_creep,
-        ..Default::default()
-    };
     let mut sim = Simulator::new(model, 1, 0.01, BackendChoice::CpuWith(settings)).unwrap();
     let start = sim.state().clone();
     let moving: Vec<bool> = sim
@@ -515,7 +512,9 @@ fn a1_drops(data: &Path, keep_fallback_creep: bool) -> (usize, usize) {
         crept += run.fallback_creep_world_steps;
     }
     println!(
-        "the a1, {A1_DROPS} drops, keep_fallback_creep = {keep_fallback_creep}: {:.3} iterations a step, {crept} of {} steps with the fallback creep",
+        "the a1, {A1_DROPS} drops, keep_fallback_creep = {}, compliant_retries = {}: {:.3} iterations a step, {crept} of {} steps with the fallback creep",
+        settings.keep_fallback_creep,
+        settings.compliant_retries,
         iterations as f64 / (200 * A1_DROPS) as f64,
         200 * A1_DROPS
     );
@@ -537,8 +536,13 @@ const A1_DROPS: usize = 48;
 #[test]
 fn the_fallback_creep_kept_saves_the_a1s_landing_iterations() {
     let Some(data) = corpus() else { return };
-    let (before, crept_before) = a1_drops(&data, false);
-    let (after, crept_after) = a1_drops(&data, true);
+    let kept = |keep_fallback_creep| axion::SolverSettings {
+        keep_fallback_creep,
+        compliant_retries: false,
+        ..Default::default()
+    };
+    let (before, crept_before) = a1_drops(&data, kept(false));
+    let (after, crept_after) = a1_drops(&data, kept(true));
     assert!(
         crept_before > 0,
         "no step of the a1's landings needed the fallback creep"
@@ -548,4 +552,26 @@ fn the_fallback_creep_kept_saves_the_a1s_landing_iterations() {
         "{after} iterations with the fallback creep kept, {before} without"
     );
     assert!(crept_after > crept_before);
+}
+
+/// Solving the second attempts at a step with compliant contacts
+/// ([`axion::SolverSettings::compliant_retries`]) converges the a1's failed landing
+/// steps in fewer iterations than the smoothed rows do: fewer iterations over
+/// [`A1_DROPS`] drops, every step converged either way. Measured: 3.769 → 3.343
+/// iterations a step; more steps keep the larger creep after a retry converged with it
+/// (661 → 1097 of 9600).
+#[test]
+fn compliant_retries_save_the_a1s_landing_iterations() {
+    let Some(data) = corpus() else { return };
+    let retried = |compliant_retries| axion::SolverSettings {
+        compliant_retries,
+        ..Default::default()
+    };
+    let (smoothed, crept) = a1_drops(&data, retried(false));
+    let (compliant, _) = a1_drops(&data, retried(true));
+    assert!(crept > 0, "no step of the a1's landings was solved again");
+    assert!(
+        compliant < smoothed,
+        "{compliant} iterations with compliant retries, {smoothed} without"
+    );
 }

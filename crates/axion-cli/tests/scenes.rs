@@ -247,27 +247,32 @@ fn solver_settings_from_the_file_are_used() {
     );
 }
 
-/// The CPU-only solver settings (recovery speed and rate) and the friction creep reach
-/// the CPU solver; the GPU refuses a scene that sets the CPU-only ones and takes the
+/// The CPU-only solver settings (recovery speed and rate, the contacts' smoothing and
+/// compliance) and the friction creep reach the CPU solver; the GPU refuses a scene that sets the CPU-only ones and takes the
 /// creep and the creep of second attempts; values that mean nothing are refused with
 /// their name.
 #[test]
 fn cpu_only_solver_settings() {
     let body = "[[bodies]]\nname = \"a\"\nshapes = [{ type = \"sphere\", radius = 0.1 }]\n";
     let text = format!(
-        "[simulation.solver]\nfriction_creep = 0.0\nrecovery_speed = inf\nrecovery_rate = 0.5\n{body}"
+        "[simulation.solver]\nfriction_creep = 0.0\nrecovery_speed = inf\nrecovery_rate = 0.5\n\
+         contact_smoothing = 0.0\ncontact_compliance = 1e-8\n{body}"
     );
     let scene = parse_scene(&text).unwrap();
     let settings = solver_settings(&scene.settings, axion::SolverSettings::default());
     assert_eq!(settings.friction_creep, 0.0);
     assert_eq!(settings.recovery_speed, f64::INFINITY);
     assert_eq!(settings.recovery_rate, 0.5);
+    assert_eq!(
+        (settings.contact_smoothing, settings.contact_compliance),
+        (0.0, 1e-8)
+    );
     let refused = scene_backend(&scene.settings, BackendChoice::Gpu).unwrap_err();
     assert!(matches!(refused, CliError::SettingWithoutCpu { .. }));
     assert!(
         refused
             .to_string()
-            .contains("recovery_speed, recovery_rate")
+            .contains("recovery_speed, recovery_rate, contact_smoothing, contact_compliance")
     );
     let creep = parse_scene(&format!(
         "[simulation.solver]\nfriction_creep = 1e-3\nfallback_creep = 1e-2\n{body}"
@@ -286,6 +291,10 @@ fn cpu_only_solver_settings() {
         ("recovery_rate", "nan"),
         ("split_depth", "17"),
         ("fallback_creep", "-1"),
+        ("contact_smoothing", "-1e-12"),
+        ("contact_compliance", "nan"),
+        // Neither smoothing nor compliance: the forces of redundant contacts are free.
+        ("contact_smoothing", "0.0"),
     ] {
         let err = parse_scene(&format!("[simulation.solver]\n{field} = {value}\n{body}"))
             .unwrap_err()

@@ -197,7 +197,7 @@ impl CollisionWorld {
     /// sweep and prune along x for finite shapes, every finite shape against every
     /// half-space it may reach. Filters applied.
     pub fn candidate_pairs(&self, poses: &[Pose], margin: f64) -> Vec<(usize, usize)> {
-        let mut boxes = Vec::new();
+        let mut boxes = Vec::with_capacity(self.colliders.len());
         let mut half_spaces = Vec::new();
         for (i, c) in self.colliders.iter().enumerate() {
             if c.half_space.is_some() {
@@ -209,7 +209,8 @@ impl CollisionWorld {
             }
         }
         boxes.sort_by(|a, b| a.1.x.total_cmp(&b.1.x));
-        let mut pairs = Vec::new();
+        // Room for every shape against one half-space (a robot on the ground).
+        let mut pairs = Vec::with_capacity(boxes.len());
         for (k, (i, min_i, max_i)) in boxes.iter().enumerate() {
             for (j, min_j, max_j) in &boxes[k + 1..] {
                 if min_j.x > max_i.x {
@@ -276,6 +277,7 @@ impl CollisionWorld {
             pairs: pairs.len(),
             contacts: 0,
         };
+        let mut raw = Vec::new();
         for (i, j) in pairs {
             // Shape 1 is body b (the normal points out of it), shape 2 is body a.
             let (cb, ca) = (&self.colliders[i], &self.colliders[j]);
@@ -298,7 +300,7 @@ impl CollisionWorld {
                 // Every pair of our geometries is supported by parry.
                 continue;
             }
-            let mut raw = Vec::new();
+            raw.clear();
             for manifold in &manifolds {
                 // Points and normals of a composite shape (mesh) are in its part's frame.
                 let part = |sub: Option<parry3d_f64::math::Pose>, whole: Isometry3<f64>| {

@@ -187,6 +187,38 @@ pub fn normal_row(
     }
 }
 
+/// [`normal_row`] of a contact with compliance $\kappa \ge 0$ (dimensionless): the
+/// Fischer–Burmeister function of the gap shifted by $\kappa r_n\lambda_n$,
+/// $$\phi = \mathrm{FB}_\varepsilon(g + \kappa r_n\lambda_n,\ \lambda_n;\ r_n),\qquad
+///   \frac{\partial\phi}{\partial\lambda_n} = \frac{\partial\mathrm{FB}}{\partial\lambda_n} +
+///   \kappa r_n\frac{\partial\mathrm{FB}}{\partial a},$$
+/// whose roots with $\varepsilon = 0$ are $\lambda_n = 0,\ g \ge 0$ (apart) and
+/// $g = -\kappa r_n\lambda_n$, $\lambda_n > 0$ (pressed): a loaded contact sinks by
+/// $\kappa$ times the displacement its force causes in one step, $\kappa h^2 w_n\lambda_n$,
+/// and the forces of redundant contacts (a box's four corners) are those of springs of
+/// that compliance, unique without the smoothing. Its compliance
+/// $C_n = \kappa w_n$ is the same at every load, where the smoothing's
+/// $\varepsilon^2/(2r_n\lambda_n^2)$ grows without bound as the force falls
+/// (docs/constraints.md, "Contact normal"). $\kappa = 0$ is [`normal_row`], bit for bit.
+#[inline]
+pub fn compliant_normal_row(
+    gap: f64,
+    jacobian: &RowJacobian,
+    lambda_n: f64,
+    w_n: f64,
+    h: f64,
+    eps_sq: f64,
+    compliance: f64,
+) -> NormalRow {
+    if compliance == 0.0 {
+        return normal_row(gap, jacobian, lambda_n, w_n, h, eps_sq);
+    }
+    let shift = compliance * (h * h * w_n);
+    let mut row = normal_row(gap + shift * lambda_n, jacobian, lambda_n, w_n, h, eps_sq);
+    row.row.compliance += row.fb.d_a * shift / (h * h);
+    row
+}
+
 /// Restitution and stabilisation of a [velocity-level](normal_row_velocity) contact.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VelocityContact {

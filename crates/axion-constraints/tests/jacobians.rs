@@ -8,7 +8,9 @@
 
 mod common;
 
-use axion_constraints::contact::{ContactPoint, normal_row, normal_row_velocity};
+use axion_constraints::contact::{
+    ContactPoint, compliant_normal_row, normal_row, normal_row_velocity,
+};
 use axion_constraints::drive::{
     CoordinateKind, Drive, coordinate, prismatic_coordinate, revolute_coordinate,
 };
@@ -168,6 +170,39 @@ proptest! {
         prop_assert!((d_lambda / h - row.row.compliance).abs() <= 1e-5 * (row.row.compliance.abs() + r / (h * h)));
         prop_assert_eq!(row.force_jacobian, j);
         prop_assert_eq!(row.fb, fischer_burmeister_scaled(gap, lambda, r, eps_sq));
+    }
+
+    /// Compliant contact row φ = FB(g + κ r λ, λ; r)/h, with and without smoothing: the
+    /// same Jacobian (∂φ/∂a) J_n as [`normal_row`] at the shifted gap, the compliance
+    /// (∂φ/∂λ)/h² by central differences (it carries κ r ∂φ/∂a), and at a pressed
+    /// contact's root, g = −κ r λ with ε = 0, a zero residual; κ = 0 is `normal_row`.
+    #[test]
+    fn compliant_contact_normal_rows(
+        n in axis(), la in vec3(1.0), pa in pose(1.0), pb in pose(1.0),
+        lambda in -50.0f64..200.0, mass in 0.1f64..100.0, h in 1e-3f64..0.1,
+        kappa in 1e-8f64..1e-2, smoothed in any::<bool>(),
+    ) {
+        let c = ContactPoint::new(n.vector(), la, Vector3::zeros(), 0.0, 0.0).unwrap();
+        let mp = MassProperties::solid_box(mass, Vector3::new(1.0, 0.5, 0.3)).unwrap();
+        let j = c.normal_jacobian(&pa, &pb);
+        let w_n = j.effective_inverse_mass(&mp, &pa.rotation, &mp, &pb.rotation);
+        let eps_sq = if smoothed { axion_constraints::contact::DEFAULT_FB_EPS_SQ } else { 0.0 };
+        let gap = c.gap(&pa, &pb);
+        let r = h * h * w_n;
+        let shifted = gap + kappa * r * lambda;
+        prop_assume!((shifted * shifted + r * r * lambda * lambda).sqrt() > 1e-2);
+        let row = compliant_normal_row(gap, &j, lambda, w_n, h, eps_sq, kappa);
+        let plain = normal_row(shifted, &j, lambda, w_n, h, eps_sq);
+        prop_assert_eq!(row.row.residual, plain.row.residual);
+        prop_assert_eq!(row.row.jacobian, plain.row.jacobian);
+        let dl = 1e-4 * (shifted * shifted + r * r * lambda * lambda).sqrt() / r;
+        let at = |l: f64| compliant_normal_row(gap, &j, l, w_n, h, eps_sq, kappa).row.residual;
+        let d_lambda = (at(lambda + dl) - at(lambda - dl)) / (2.0 * dl);
+        prop_assert!((d_lambda / h - row.row.compliance).abs() <= 1e-5 * (row.row.compliance.abs() + r / (h * h)));
+        prop_assert_eq!(compliant_normal_row(gap, &j, lambda, w_n, h, eps_sq, 0.0), normal_row(gap, &j, lambda, w_n, h, eps_sq));
+        let pressed = lambda.abs() + 1.0;
+        let root = compliant_normal_row(-kappa * r * pressed, &j, pressed, w_n, h, 0.0, kappa);
+        prop_assert!(root.row.residual.abs() <= 1e-15 * r * pressed / h, "{}", root.row.residual);
     }
 
     /// Velocity-level contact row: Jacobian (∂φ/∂a) J_n in u, compliance (∂φ/∂λ)/h.

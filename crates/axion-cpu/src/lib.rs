@@ -30,7 +30,8 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 
 pub use settings::{
-    CREEP_KEPT_ABOVE, FALLBACK_CREEP, FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings,
+    COMPLIANT_CONTACTS, CREEP_KEPT_ABOVE, DEFAULT_CONTACT_SMOOTHING, FALLBACK_CREEP,
+    FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings,
 };
 
 /// The worker threads a batch of worlds is stepped on with [`SolverSettings::threads`]
@@ -47,6 +48,8 @@ use sparse::SparseLu;
 /// factorizations per worker thread, and each world's previous step (its contacts and
 /// limits, and the factorization of its row pattern).
 struct Cache {
+    /// The id of the model last stepped with this cache ([`Model::id`]).
+    model_id: u64,
     layout: Layout,
     shape_count: usize,
     collision: CollisionWorld,
@@ -62,6 +65,7 @@ impl Cache {
     /// An empty cache for `model` with its collision shapes.
     fn new(model: &Model, collision: CollisionWorld) -> Self {
         Self {
+            model_id: model.id(),
             layout: Layout::new(model),
             shape_count: model.bodies().iter().map(|b| b.shapes.len()).sum(),
             collision,
@@ -351,6 +355,14 @@ impl CpuBackend {
 
     /// Builds (or keeps) the cache for `model`.
     fn prepare(&mut self, model: &Model) -> Result<(), StepError> {
+        // The model the cache was last checked against (a model never changes once built).
+        if self
+            .cache
+            .as_ref()
+            .is_some_and(|c| c.model_id == model.id())
+        {
+            return Ok(());
+        }
         let layout = Layout::new(model);
         let shape_count = model.bodies().iter().map(|b| b.shapes.len()).sum();
         if self
@@ -358,6 +370,7 @@ impl CpuBackend {
             .as_ref()
             .is_some_and(|c| c.layout == layout && c.shape_count == shape_count)
         {
+            self.cache.as_mut().expect("checked above").model_id = model.id();
             return Ok(());
         }
         let collision = CollisionWorld::new(model).map_err(|e| StepError::Unsupported {
@@ -562,7 +575,8 @@ struct WorldJob<'a> {
 impl WorldJob<'_> {
     /// Solves the world's step ([`solve`](Self::solve)); one that does not converge is
     /// solved again from the same start with the larger creep
-    /// [`SolverSettings::fallback_creep`], then, if that does not converge either and
+    /// [`SolverSettings::fallback_creep`] (and compliant contacts,
+    /// [`SolverSettings::compliant_retries`]), then, if that does not converge either and
     /// the step was warm-started with contact or limit forces
     /// ([`SolverSettings::contact_persistence`]), with the larger of the two creeps from
     /// zero contact and limit forces, then as two steps of half the length, each of
@@ -585,6 +599,15 @@ impl WorldJob<'_> {
             contact_persistence: false,
             ..creeping
         };
+        // The second attempts' contacts (SolverSettings::compliant_retries).
+        let retried = |s: SolverSettings| {
+            if settings.compliant_retries {
+                s.compliant_contacts()
+            } else {
+                s
+            }
+        };
+        let (creeping_retry, cold) = (retried(creeping), retried(cold));
         // A step after one that needed the fallback creep starts with it
         // (SolverSettings::keep_fallback_creep).
         let can_creep = settings.fallback_creep > settings.friction_creep;
@@ -597,7 +620,7 @@ impl WorldJob<'_> {
         // The second attempts at the whole step, in order (both with the larger creep,
         // where there is one).
         let retries = [
-            (can_creep && !sticky).then_some(&creeping),
+            (can_creep && !sticky).then_some(&creeping_retry),
             whole.warm_forces.then_some(&cold),
         ];
         if whole.result.stats.converged || (retries == [None, None] && splits == 0) {
@@ -696,7 +719,8 @@ impl WorldJob<'_> {
             .iter()
             .map(|u| axion_math::linear(u).norm())
             .fold(0.0, f64::max);
-        let mut contacts = Vec::new();
+        // Room for as many contacts as the step before found.
+        let mut contacts = Vec::with_capacity(previous.contacts.len() + previous.apart.len());
         self.collision.detect_ahead(
             q0,
             Some((u0, h)),

@@ -24,7 +24,8 @@
 use axion_collision::Contact;
 use axion_constraints::PositionRow;
 use axion_constraints::contact::{
-    BAUMGARTE, DEFAULT_FB_EPS_SQ, VelocityContact, normal_row, normal_row_velocity,
+    BAUMGARTE, DEFAULT_FB_EPS_SQ, VelocityContact, compliant_normal_row, normal_row,
+    normal_row_velocity,
 };
 use axion_constraints::drive::{CoordinateKind, DriveMode, coordinate_stiffness};
 use axion_constraints::friction::projection;
@@ -497,11 +498,12 @@ impl<'a> WorldSolver<'a> {
         let h = input.h;
         let g = model.gravity();
         let wrenches = input.control.world_wrenches(input.world);
+        let nd = input.layout.dyn_bodies.len();
         let mut constants = Constants {
-            momentum0: Vec::new(),
-            impulse: Vec::new(),
-            gyration: Vec::new(),
-            drive_start: Vec::new(),
+            momentum0: Vec::with_capacity(nd),
+            impulse: Vec::with_capacity(nd),
+            gyration: Vec::with_capacity(nd),
+            drive_start: Vec::with_capacity(model.drives().len()),
         };
         for &b in &input.layout.dyn_bodies {
             let body = &model.bodies()[b];
@@ -525,7 +527,10 @@ impl<'a> WorldSolver<'a> {
                 c.value
             });
         }
-        let mut row_bodies = input.layout.row_bodies.clone();
+        let mut row_bodies = Vec::with_capacity(
+            input.layout.row_bodies.len() + 3 * input.contacts.len() + input.limits.len(),
+        );
+        row_bodies.extend_from_slice(&input.layout.row_bodies);
         let mass_of = |b: usize| &model.bodies()[b].mass;
         let mut contacts = Vec::with_capacity(input.contacts.len());
         for (c, &approach) in input.contacts.iter().zip(input.approach) {
@@ -764,13 +769,14 @@ impl<'a> WorldSolver<'a> {
                 None => {
                     let gap = c.point.gap(&poses[a], &poses[b]);
                     let exact = c.point.normal_jacobian(&poses[a], &poses[b]);
-                    let nr = normal_row(
+                    let nr = compliant_normal_row(
                         gap - cc.target_gap,
                         &exact,
                         lambda_n,
                         cc.w_n,
                         h,
-                        DEFAULT_FB_EPS_SQ,
+                        inp.settings.contact_smoothing,
+                        inp.settings.contact_compliance,
                     );
                     RowEval {
                         residual: nr.row.residual,

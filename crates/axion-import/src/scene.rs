@@ -108,16 +108,23 @@ pub struct SolverOverrides {
     pub fallback_creep: Option<f64>,
     /// How often a step that does not converge is halved and solved again (CPU only).
     pub split_depth: Option<usize>,
+    /// The contact normal rows' smoothing $\varepsilon^2$ (m², CPU only).
+    pub contact_smoothing: Option<f64>,
+    /// The contact normal rows' compliance $\kappa$ (dimensionless, CPU only).
+    pub contact_compliance: Option<f64>,
 }
 
 impl SolverOverrides {
     /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`,
-    /// `split_depth`): the GPU backend has none of them.
+    /// `split_depth`, `contact_smoothing`, `contact_compliance`): the GPU backend has none
+    /// of them.
     pub fn cpu_only(&self) -> Vec<&'static str> {
         [
             ("recovery_speed", self.recovery_speed.is_some()),
             ("recovery_rate", self.recovery_rate.is_some()),
             ("split_depth", self.split_depth.is_some()),
+            ("contact_smoothing", self.contact_smoothing.is_some()),
+            ("contact_compliance", self.contact_compliance.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))
@@ -1226,12 +1233,23 @@ impl SolverOverrides {
         for (name, v) in [
             ("friction_creep", self.friction_creep),
             ("fallback_creep", self.fallback_creep),
+            ("contact_smoothing", self.contact_smoothing),
+            ("contact_compliance", self.contact_compliance),
         ] {
             if let Some(c) = v.filter(|c| !(c.is_finite() && *c >= 0.0)) {
                 return Err(format!(
                     "[simulation.solver] {name} must be a non-negative number, got {c}"
                 ));
             }
+        }
+        // Without both, the forces of redundant contacts (a box's four corners) are not
+        // determined (the solver's default compliance is 0).
+        if self.contact_smoothing == Some(0.0) && self.contact_compliance.unwrap_or(0.0) == 0.0 {
+            return Err(
+                "[simulation.solver] contact_smoothing = 0 needs a contact_compliance above 0: \
+                 without either the forces of redundant contacts are not determined"
+                    .into(),
+            );
         }
         if let Some(d) = self
             .split_depth

@@ -90,14 +90,17 @@ pub enum BackendChoice {
 /// `gpu`: its friction creep and the creep of its second attempts, which default
 /// higher on the GPU than on the CPU (f32 does not carry a creep of 10⁻⁶, docs/gpu.md),
 /// no step started with the creep of the second attempts (the GPU starts every step
-/// with its friction creep: `SolverSettings::keep_fallback_creep` off), and the CPU's
-/// defaults otherwise. The comparisons of the two backends run the CPU so.
+/// with its friction creep: `SolverSettings::keep_fallback_creep` off), second
+/// attempts with the smoothed contact rows the GPU always has
+/// (`SolverSettings::compliant_retries` off), and the CPU's defaults otherwise. The
+/// comparisons of the two backends run the CPU so.
 #[cfg(feature = "gpu")]
 pub fn cpu_settings_like(gpu: &GpuSettings) -> SolverSettings {
     SolverSettings {
         friction_creep: gpu.friction_creep,
         fallback_creep: gpu.fallback_creep,
         keep_fallback_creep: false,
+        compliant_retries: false,
         ..SolverSettings::default()
     }
 }
