@@ -1206,8 +1206,9 @@ pub fn parse_scene_as(
 
 impl SolverOverrides {
     /// Checks that every given value is usable: a positive iteration limit, positive
-    /// finite tolerances, a non-negative finite margin.
-    fn validate(&self) -> Result<(), String> {
+    /// finite tolerances, a non-negative finite margin, and so on; the error names the
+    /// field and the value.
+    pub fn validate(&self) -> Result<(), String> {
         if self.max_iterations == Some(0) {
             return Err("[simulation.solver] max_iterations must be at least 1".into());
         }

@@ -369,6 +369,39 @@ fn optional_per_world(
     Ok(values.iter().map(|&v| (!v.is_nan()).then_some(v)).collect())
 }
 
+/// The solver settings a `solver` dict gives, under the names and checks of a scene
+/// file's `[simulation.solver]` table (docs/scenes.md): numbers and booleans only, an
+/// unknown key or an unusable value an error that names it.
+fn solver_overrides(solver: &Bound<'_, PyDict>) -> PyResult<axion::SolverOverrides> {
+    let mut table = toml::Table::new();
+    for (key, value) in solver.iter() {
+        let key: String = key
+            .extract()
+            .map_err(|_| PyValueError::new_err("solver: keys must be strings"))?;
+        let value = if let Ok(b) = value.cast::<pyo3::types::PyBool>() {
+            toml::Value::Boolean(b.is_true())
+        } else if let Ok(i) = value.cast::<pyo3::types::PyInt>() {
+            toml::Value::Integer(i.extract()?)
+        } else if let Ok(x) = value.extract::<f64>() {
+            toml::Value::Float(x)
+        } else {
+            return Err(PyValueError::new_err(format!(
+                "solver: {key} must be a number, got {}",
+                value.repr()?
+            )));
+        };
+        table.insert(key, value);
+    }
+    let overrides: axion::SolverOverrides = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e| PyValueError::new_err(format!("solver: {}", e.to_string().trim_end())))?;
+    overrides.validate().map_err(|e| {
+        let e = e.strip_prefix("[simulation.solver] ").unwrap_or(&e);
+        PyValueError::new_err(format!("solver: {e}"))
+    })?;
+    Ok(overrides)
+}
+
 /// A pose as x, y, z, qx, qy, qz, qw.
 fn pose_row(pose: &Pose) -> [f64; 7] {
     let (t, q) = (pose.translation.vector, pose.rotation.quaternion());
@@ -380,15 +413,20 @@ impl PySimulator {
     /// `worlds` copies of `model` stepped by `dt` s (the model's own time step if
     /// omitted, else 0.01) on `backend`: "cpu" (f64 reference), "gpu" (f32, wgpu; an
     /// error without an adapter) or "auto" (the GPU for large batches on a hardware
-    /// adapter). `threads` = 0 steps the worlds on every core.
+    /// adapter). `threads` = 0 steps the worlds on every core. `solver` overrides
+    /// solver settings by the names of a scene file's `[simulation.solver]` table
+    /// (docs/scenes.md), e.g. `{"contact_smoothing": 0.0, "contact_compliance": 1e-8}`;
+    /// as there, settings the GPU does not have are refused on "gpu", and "auto" with
+    /// any of them runs on the CPU.
     #[new]
-    #[pyo3(signature = (model, worlds=1, dt=None, backend="cpu", threads=0))]
+    #[pyo3(signature = (model, worlds=1, dt=None, backend="cpu", threads=0, solver=None))]
     fn new(
         model: Py<PyModel>,
         worlds: usize,
         dt: Option<f64>,
         backend: &str,
         threads: usize,
+        solver: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let m = model.get();
         let dt = dt.or(m.dt).unwrap_or(0.01);
@@ -404,6 +442,29 @@ impl PySimulator {
                     "backend {other:?}: expected \"cpu\", \"gpu\" or \"auto\""
                 )));
             }
+        };
+        let choice = match solver {
+            Some(solver) => {
+                let overrides = solver_overrides(solver)?;
+                let cpu_only = overrides.cpu_only();
+                if backend == "gpu" && !cpu_only.is_empty() {
+                    return Err(PyValueError::new_err(format!(
+                        "solver: {} only the CPU backend has; use backend=\"cpu\" (or \"auto\")",
+                        cpu_only.join(", ")
+                    )));
+                }
+                let settings = axion::SceneSettings {
+                    dt,
+                    duration: 0.0,
+                    worlds,
+                    integrator: "backward-euler".into(),
+                    backend: "auto".into(),
+                    solver: overrides,
+                };
+                axion_cli::scene_backend(&settings, choice)
+                    .map_err(|e| PyValueError::new_err(format!("solver: {e}")))?
+            }
+            None => choice,
         };
         let sim = axion::Simulator::new(m.model.clone(), worlds, dt, choice).map_err(axion_err)?;
         Ok(Self {

@@ -317,3 +317,33 @@ def test_reading_from_another_thread_while_stepping_does_not_deadlock():
     assert not worker.is_alive()
     assert sim.time == pytest.approx(3.0)
     assert times == sorted(times)
+
+
+def test_solver_settings_reach_the_cpu_and_are_checked():
+    """`solver` takes a scene file's `[simulation.solver]` names. The incline's cube
+    resting on level ground (angle 0) has four corners with w = 4/m each (1/m, and 3/m
+    through its inertia m s²/6) carrying m g / 4: smoothed, it floats ε²/(2 h² g) above
+    the ground; with the compliance κ alone it sinks κ h² g (docs/constraints.md,
+    "Contact normal"). Unknown names, unusable values and settings the GPU lacks are
+    refused by name."""
+    dt, kappa = 0.01, 1e-4
+    heights = []
+    for solver in (None, {"contact_smoothing": 0.0, "contact_compliance": kappa}):
+        sim = axion.Simulator(axion.Model.incline(0.0, 0.5), dt=dt, solver=solver)
+        summary = sim.step(50)
+        assert summary["converged_steps"] == 50
+        heights.append(sim.body_poses()[0, sim.model.body_names.index("cube"), 2])
+    float_smoothed = 1e-12 / (2 * dt * dt * G)
+    sink = kappa * dt * dt * G
+    assert heights[0] - heights[1] == pytest.approx(float_smoothed + sink, abs=4e-10)
+    model = axion.Model.incline(0.0, 0.5)
+    for solver, name in [
+        ({"tolerance": 1e-9}, "tolerance"),
+        ({"contact_compliance": -1.0}, "contact_compliance"),
+        ({"split_depth": "deep"}, "split_depth"),
+        ({"contact_smoothing": 0}, "contact_smoothing"),
+    ]:
+        with pytest.raises(ValueError, match=name):
+            axion.Simulator(model, solver=solver)
+    with pytest.raises(ValueError, match="contact_compliance"):
+        axion.Simulator(model, backend="gpu", solver={"contact_compliance": 1e-8})

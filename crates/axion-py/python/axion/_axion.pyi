@@ -118,6 +118,7 @@ class Simulator:
         dt: Optional[float] = None,
         backend: str = "cpu",
         threads: int = 0,
+        solver: Optional[Mapping[str, Union[int, float, bool]]] = None,
     ) -> None: ...
     def step(self, steps: int = 1) -> StepSummary:
         """Advances every world by `steps` steps (the GIL released while computing)."""
