@@ -49,7 +49,7 @@ pub struct SolverSettings {
     /// contact the step reaches is never left out. A contact that stays apart carries no
     /// force but the smoothing's float, $\varepsilon^2/(2r_n g)$, which changes its bodies'
     /// velocities by $\varepsilon^2/(2hg)$ in a step ($5\cdot10^{-8}$ m/s at a millimetre,
-    /// h = 0.01). Fewer rows make each Newton iteration cheaper: a robot lying on its
+    /// h = 0.01; none with [`contact_smoothing`](Self::contact_smoothing) 0). Fewer rows make each Newton iteration cheaper: a robot lying on its
     /// links has box corners a centimetre or two off the ground (measured in
     /// docs/benchmarks.md). At or above `contact_margin`, or not above zero, every
     /// contact found is a row.
