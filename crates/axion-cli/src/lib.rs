@@ -1023,6 +1023,8 @@ pub fn solver_settings(s: &axion::SceneSettings, base: SolverSettings) -> Solver
     settings.split_depth = o.split_depth.unwrap_or(settings.split_depth);
     settings.contact_smoothing = o.contact_smoothing.unwrap_or(settings.contact_smoothing);
     settings.contact_compliance = o.contact_compliance.unwrap_or(settings.contact_compliance);
+    settings.row_margin = o.row_margin.unwrap_or(settings.row_margin);
+    settings.compliant_retries = o.compliant_retries.unwrap_or(settings.compliant_retries);
     settings
 }
 
@@ -1537,6 +1539,7 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "recovery_rate": c.recovery_rate, "tree_solve": c.tree_solve, "split_depth": c.split_depth, "fallback_creep": c.fallback_creep,
                 "keep_fallback_creep": c.keep_fallback_creep,
                 "contact_smoothing": c.contact_smoothing, "contact_compliance": c.contact_compliance,
+                "row_margin": c.row_margin, "compliant_retries": c.compliant_retries,
             })
         }
     }

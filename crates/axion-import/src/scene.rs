@@ -112,12 +112,18 @@ pub struct SolverOverrides {
     pub contact_smoothing: Option<f64>,
     /// The contact normal rows' compliance $\kappa$ (dimensionless, CPU only).
     pub contact_compliance: Option<f64>,
+    /// Contacts within this distance become Newton rows, the others are checked at the
+    /// end of the step (m, CPU only).
+    pub row_margin: Option<f64>,
+    /// Whether a failed step's second attempts solve the contacts with a compliance
+    /// (CPU only).
+    pub compliant_retries: Option<bool>,
 }
 
 impl SolverOverrides {
     /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`,
-    /// `split_depth`, `contact_smoothing`, `contact_compliance`): the GPU backend has none
-    /// of them.
+    /// `split_depth`, `contact_smoothing`, `contact_compliance`, `row_margin`,
+    /// `compliant_retries`): the GPU backend has none of them.
     pub fn cpu_only(&self) -> Vec<&'static str> {
         [
             ("recovery_speed", self.recovery_speed.is_some()),
@@ -125,6 +131,8 @@ impl SolverOverrides {
             ("split_depth", self.split_depth.is_some()),
             ("contact_smoothing", self.contact_smoothing.is_some()),
             ("contact_compliance", self.contact_compliance.is_some()),
+            ("row_margin", self.row_margin.is_some()),
+            ("compliant_retries", self.compliant_retries.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))
@@ -1223,13 +1231,15 @@ impl SolverOverrides {
                 ));
             }
         }
-        match self.contact_margin {
-            Some(m) if !(m.is_finite() && m >= 0.0) => {
+        for (name, v) in [
+            ("contact_margin", self.contact_margin),
+            ("row_margin", self.row_margin),
+        ] {
+            if let Some(m) = v.filter(|m| !(m.is_finite() && *m >= 0.0)) {
                 return Err(format!(
-                    "[simulation.solver] contact_margin must be a non-negative number of metres, got {m}"
+                    "[simulation.solver] {name} must be a non-negative number of metres, got {m}"
                 ));
             }
-            _ => {}
         }
         for (name, v) in [
             ("friction_creep", self.friction_creep),

@@ -392,9 +392,10 @@ fn solver_overrides(solver: &Bound<'_, PyDict>) -> PyResult<axion::SolverOverrid
         };
         table.insert(key, value);
     }
-    let overrides: axion::SolverOverrides = toml::Value::Table(table)
-        .try_into()
-        .map_err(|e| PyValueError::new_err(format!("solver: {}", e.to_string().trim_end())))?;
+    let overrides: axion::SolverOverrides = toml::Value::Table(table).try_into().map_err(|e| {
+        let e = e.to_string();
+        PyValueError::new_err(format!("solver: {}", e.trim_end().replace('\n', " ")))
+    })?;
     overrides.validate().map_err(|e| {
         let e = e.strip_prefix("[simulation.solver] ").unwrap_or(&e);
         PyValueError::new_err(format!("solver: {e}"))

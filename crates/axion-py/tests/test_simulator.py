@@ -342,6 +342,7 @@ def test_solver_settings_reach_the_cpu_and_are_checked():
         ({"contact_compliance": -1.0}, "contact_compliance"),
         ({"split_depth": "deep"}, "split_depth"),
         ({"contact_smoothing": 0}, "contact_smoothing"),
+        ({"compliant_retries": 1}, "compliant_retries"),
     ]:
         with pytest.raises(ValueError, match=name):
             axion.Simulator(model, solver=solver)
