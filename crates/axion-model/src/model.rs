@@ -218,7 +218,7 @@ impl CollisionExclusions {
         let group = |i: usize| self.groups.get(i).copied().unwrap_or(0);
         a == b
             || (group(a) != 0 && group(a) == group(b))
-            || (!self.pairs.is_empty() && self.pairs.contains(&(a.min(b), a.max(b))))
+            || self.pairs.contains(&(a.min(b), a.max(b)))
     }
 }
 
