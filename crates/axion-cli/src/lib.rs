@@ -1025,6 +1025,7 @@ pub fn solver_settings(s: &axion::SceneSettings, base: SolverSettings) -> Solver
     settings.contact_compliance = o.contact_compliance.unwrap_or(settings.contact_compliance);
     settings.row_margin = o.row_margin.unwrap_or(settings.row_margin);
     settings.compliant_retries = o.compliant_retries.unwrap_or(settings.compliant_retries);
+    settings.abandon_after = o.abandon_after.unwrap_or(settings.abandon_after);
     settings
 }
 
@@ -1540,6 +1541,7 @@ pub fn solver_record(choice: BackendChoice) -> serde_json::Value {
                 "keep_fallback_creep": c.keep_fallback_creep,
                 "contact_smoothing": c.contact_smoothing, "contact_compliance": c.contact_compliance,
                 "row_margin": c.row_margin, "compliant_retries": c.compliant_retries,
+                "abandon_after": c.abandon_after,
             })
         }
     }

@@ -248,17 +248,17 @@ fn solver_settings_from_the_file_are_used() {
 }
 
 /// The CPU-only solver settings (recovery speed and rate, the contacts' smoothing and
-/// compliance, the row margin, compliant retries) and the friction creep reach the CPU
-/// solver; the GPU refuses a scene that sets the CPU-only ones and takes the
-/// creep and the creep of second attempts; values that mean nothing are refused with
-/// their name.
+/// compliance, the row margin, compliant retries and first attempts ended early) and
+/// the friction creep reach the CPU solver; the GPU refuses a scene that sets the
+/// CPU-only ones and takes the creep and the creep of second attempts; values that mean
+/// nothing are refused with their name.
 #[test]
 fn cpu_only_solver_settings() {
     let body = "[[bodies]]\nname = \"a\"\nshapes = [{ type = \"sphere\", radius = 0.1 }]\n";
     let text = format!(
         "[simulation.solver]\nfriction_creep = 0.0\nrecovery_speed = inf\nrecovery_rate = 0.5\n\
          contact_smoothing = 0.0\ncontact_compliance = 1e-8\nrow_margin = 0.0\n\
-         compliant_retries = false\n{body}"
+         compliant_retries = false\nabandon_after = 0\n{body}"
     );
     let scene = parse_scene(&text).unwrap();
     let settings = solver_settings(&scene.settings, axion::SolverSettings::default());
@@ -271,12 +271,13 @@ fn cpu_only_solver_settings() {
     );
     assert_eq!(settings.row_margin, 0.0);
     assert!(!settings.compliant_retries);
+    assert_eq!(settings.abandon_after, 0);
     let refused = scene_backend(&scene.settings, BackendChoice::Gpu).unwrap_err();
     assert!(matches!(refused, CliError::SettingWithoutCpu { .. }));
     assert!(
         refused
             .to_string()
-            .contains("recovery_speed, recovery_rate, contact_smoothing, contact_compliance, row_margin, compliant_retries")
+            .contains("recovery_speed, recovery_rate, contact_smoothing, contact_compliance, row_margin, compliant_retries, abandon_after")
     );
     let creep = parse_scene(&format!(
         "[simulation.solver]\nfriction_creep = 1e-3\nfallback_creep = 1e-2\n{body}"
@@ -299,6 +300,7 @@ fn cpu_only_solver_settings() {
         ("contact_compliance", "nan"),
         ("row_margin", "-0.001"),
         ("compliant_retries", "1"),
+        ("abandon_after", "-1"),
         // Neither smoothing nor compliance: the forces of redundant contacts are free.
         ("contact_smoothing", "0.0"),
     ] {

@@ -30,7 +30,7 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 
 pub use settings::{
-    COMPLIANT_CONTACTS, CREEP_KEPT_ABOVE, DEFAULT_CONTACT_SMOOTHING, FALLBACK_CREEP,
+    ABANDON_AFTER, COMPLIANT_CONTACTS, CREEP_KEPT_ABOVE, DEFAULT_CONTACT_SMOOTHING, FALLBACK_CREEP,
     FRICTION_CREEP, Integrator, MAX_SPLIT_DEPTH, SolverSettings,
 };
 
@@ -503,6 +503,7 @@ impl Backend for CpuBackend {
                         control,
                         h,
                         world: w,
+                        abandon_after: 0,
                     };
                     world.step(
                         previous,
@@ -570,6 +571,10 @@ struct WorldJob<'a> {
     control: &'a Control,
     h: f64,
     world: usize,
+    /// Full steps without a new lowest merit after which this attempt ends (0: never;
+    /// [`SolverSettings::abandon_after`], for a first attempt that a compliant retry
+    /// follows).
+    abandon_after: usize,
 }
 
 impl WorldJob<'_> {
@@ -612,8 +617,15 @@ impl WorldJob<'_> {
         // (SolverSettings::keep_fallback_creep).
         let can_creep = settings.fallback_creep > settings.friction_creep;
         let sticky = can_creep && settings.keep_fallback_creep && previous.creeping;
+        // The retry with the larger creep and compliant contacts follows a first attempt
+        // that does not start with that creep: that attempt may end early.
         let first = WorldJob {
             settings: if sticky { &creeping } else { settings },
+            abandon_after: if can_creep && !sticky && settings.compliant_retries {
+                settings.abandon_after
+            } else {
+                0
+            },
             ..*self
         };
         let mut whole = first.solve(previous, cache).crept(sticky);
@@ -799,6 +811,7 @@ impl WorldJob<'_> {
             approach: &approach,
             limits: &limits,
             integrator,
+            abandon_after: self.abandon_after,
         };
         let mut solver = WorldSolver::new(input);
         // The row pattern: the contacts' body pairs, then the limited joints (marked

@@ -108,6 +108,9 @@ pub(crate) struct StepInput<'a> {
     /// The integrator of this step (backward Euler whenever there are contacts or
     /// active limits).
     pub integrator: Integrator,
+    /// Full steps in a row without a new lowest merit after which the attempt ends,
+    /// unconverged (0: never; [`SolverSettings::abandon_after`]).
+    pub abandon_after: usize,
 }
 
 /// One side of a joint's range, close enough at the start of the step to be reached.
@@ -407,6 +410,16 @@ fn pose_or<'a>(poses: &'a [Pose], b: Option<usize>, world: &'a Pose) -> &'a Pose
 struct PoseMaps {
     rotation: Vec<Matrix3<f64>>,
     force: Option<Vec<Matrix3<f64>>>,
+}
+
+/// How [`WorldSolver::newton`] steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Steps {
+    /// Full semismooth steps, refused only where they explode; ended, unconverged, after
+    /// `abandon_after` of them in a row without a new lowest merit (0: never).
+    Full { abandon_after: usize },
+    /// Steps damped by Armijo backtracking.
+    Damped,
 }
 
 /// Velocities and multipliers.
@@ -1303,13 +1316,21 @@ impl<'a> WorldSolver<'a> {
         }
         // Full semismooth steps first (with contacts); if they stall or wander without
         // converging, Armijo-damped Newton from the best iterate with the iterations left
-        // (docs/step.md, "A way back from a failed landing").
-        let full_steps = !self.contacts.is_empty();
+        // (docs/step.md, "A way back from a failed landing") — unless the attempt was
+        // abandoned for its retry (`StepInput::abandon_after`).
+        let steps = if self.contacts.is_empty() {
+            Steps::Damped
+        } else {
+            Steps::Full {
+                abandon_after: self.input.abandon_after,
+            }
+        };
         let left = st.max_iterations.saturating_sub(stats.iterations);
-        let (mut it, mut final_eval) = self.newton(it, e, lu, &mut stats, left, full_steps);
-        if full_steps && !self.converged(&final_eval) && stats.iterations < st.max_iterations {
+        let (mut it, mut final_eval, abandoned) = self.newton(it, e, lu, &mut stats, left, steps);
+        let damped = steps != Steps::Damped && !abandoned && !self.converged(&final_eval);
+        if damped && stats.iterations < st.max_iterations {
             let left = st.max_iterations - stats.iterations;
-            (it, final_eval) = self.newton(it, final_eval, lu, &mut stats, left, false);
+            (it, final_eval, _) = self.newton(it, final_eval, lu, &mut stats, left, Steps::Damped);
         }
         // Converged after a friction jump, with the fallback creep's slip: polished back
         // to the step's own creep where a few full iterations from there converge.
@@ -1317,7 +1338,9 @@ impl<'a> WorldSolver<'a> {
             let jumped_rho = std::mem::replace(&mut self.rho_factor, rho);
             let e = self.evaluate(&it);
             let left = st.max_iterations.saturating_sub(stats.iterations);
-            let (polished, pe) = self.newton(it.clone(), e, lu, &mut stats, left.min(POLISH), true);
+            let polish = Steps::Full { abandon_after: 0 };
+            let (polished, pe, _) =
+                self.newton(it.clone(), e, lu, &mut stats, left.min(POLISH), polish);
             if self.converged(&pe) {
                 (it, final_eval) = (polished, pe);
             } else {
@@ -1349,7 +1372,8 @@ impl<'a> WorldSolver<'a> {
     /// Newton iterations from `(it, e)` until converged or `max_iterations` more (counted
     /// in `stats`), with full steps (refused only when they explode) or with Armijo
     /// backtracking, the last one a chord step where [`chord_expected`] says it
-    /// converges; returns the last iterate if converged, else the best by merit.
+    /// converges; returns the last iterate if converged, else the best by merit, and
+    /// whether the full steps were abandoned ([`Steps::Full`]).
     fn newton(
         &mut self,
         mut it: Iterate,
@@ -1357,9 +1381,16 @@ impl<'a> WorldSolver<'a> {
         lu: &mut Option<ReducedLu>,
         stats: &mut StepStats,
         max_iterations: usize,
-        full_steps: bool,
-    ) -> (Iterate, Eval) {
+        steps: Steps,
+    ) -> (Iterate, Eval, bool) {
         let st = *self.input.settings;
+        let (full_steps, abandon_after) = match steps {
+            Steps::Full { abandon_after } => (true, abandon_after),
+            Steps::Damped => (false, 0),
+        };
+        // Full steps in a row that have not lowered the best merit.
+        let mut since_best = 0;
+        let mut abandoned = false;
         let limit = stats.iterations + max_iterations;
         // With contacts the semismooth step is taken in full (docs/step.md: a line search
         // on ½|F|² stalls it on coplanar sliding contacts); only non-finite or exploding
@@ -1422,6 +1453,13 @@ impl<'a> WorldSolver<'a> {
                     recent[CYCLE_MERITS - 1] = e.merit;
                     if e.merit < best.1 {
                         best = (it.clone(), e.merit);
+                        since_best = 0;
+                    } else {
+                        since_best += 1;
+                        if since_best == abandon_after {
+                            abandoned = true;
+                            break;
+                        }
                     }
                     continue;
                 }
@@ -1468,9 +1506,9 @@ impl<'a> WorldSolver<'a> {
         // the merit sums all blocks, convergence bounds each).
         if !self.converged(&e) && best.1 < e.merit {
             let e = self.evaluate(&best.0);
-            (best.0, e)
+            (best.0, e, abandoned)
         } else {
-            (it, e)
+            (it, e, abandoned)
         }
     }
 

@@ -118,12 +118,15 @@ pub struct SolverOverrides {
     /// Whether a failed step's second attempts solve the contacts with a compliance
     /// (CPU only).
     pub compliant_retries: Option<bool>,
+    /// Full Newton steps in a row without a new lowest merit after which a first
+    /// attempt goes to its compliant retry (0: never; CPU only).
+    pub abandon_after: Option<usize>,
 }
 
 impl SolverOverrides {
     /// The CPU-only settings the file gives (`recovery_speed`, `recovery_rate`,
     /// `split_depth`, `contact_smoothing`, `contact_compliance`, `row_margin`,
-    /// `compliant_retries`): the GPU backend has none of them.
+    /// `compliant_retries`, `abandon_after`): the GPU backend has none of them.
     pub fn cpu_only(&self) -> Vec<&'static str> {
         [
             ("recovery_speed", self.recovery_speed.is_some()),
@@ -133,6 +136,7 @@ impl SolverOverrides {
             ("contact_compliance", self.contact_compliance.is_some()),
             ("row_margin", self.row_margin.is_some()),
             ("compliant_retries", self.compliant_retries.is_some()),
+            ("abandon_after", self.abandon_after.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))

@@ -343,6 +343,7 @@ def test_solver_settings_reach_the_cpu_and_are_checked():
         ({"split_depth": "deep"}, "split_depth"),
         ({"contact_smoothing": 0}, "contact_smoothing"),
         ({"compliant_retries": 1}, "compliant_retries"),
+        ({"abandon_after": -1}, "abandon_after"),
     ]:
         with pytest.raises(ValueError, match=name):
             axion.Simulator(model, solver=solver)

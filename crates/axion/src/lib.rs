@@ -92,7 +92,8 @@ pub enum BackendChoice {
 /// no step started with the creep of the second attempts (the GPU starts every step
 /// with its friction creep: `SolverSettings::keep_fallback_creep` off), second
 /// attempts with the smoothed contact rows the GPU always has
-/// (`SolverSettings::compliant_retries` off), and the CPU's defaults otherwise. The
+/// (`SolverSettings::compliant_retries` off, so no first attempt is ended early for
+/// one, `SolverSettings::abandon_after`), and the CPU's defaults otherwise. The
 /// comparisons of the two backends run the CPU so.
 #[cfg(feature = "gpu")]
 pub fn cpu_settings_like(gpu: &GpuSettings) -> SolverSettings {
