@@ -269,7 +269,7 @@ impl Eliminated {
         du: &mut [f64],
     ) -> Vector6<f64> {
         let y = self.d_inv * b;
-        add_slots(du, g.bodies, &(force.transpose() * y));
+        add_slots(du, g.bodies, &force.tr_mul(&y));
         y
     }
 
@@ -397,7 +397,7 @@ impl Local {
     fn forward(&self, b: &Vector6<f64>, du: &mut [f64]) -> Vector6<f64> {
         let y = self.d_inv * b;
         if let Some(k) = self.body {
-            sub_block(du, k, &(-(self.force.transpose() * y)));
+            sub_block(du, k, &(-self.force.tr_mul(&y)));
         }
         y
     }
@@ -417,6 +417,11 @@ struct TreeBodies {
     /// The sparse LU of the same pattern, built the first time a solve along the tree
     /// loses its solution ([`LOST`]).
     fallback: Option<Box<SparseBodies>>,
+    /// Workspaces, kept between solves: the body blocks with the local groups eliminated
+    /// onto them, the local groups' $y_g$, the bodies' right-hand sides.
+    diagonal: Vec<Matrix6<f64>>,
+    ys: Vec<Vector6<f64>>,
+    r_u: Vec<Vector6<f64>>,
 }
 
 impl TreeBodies {
@@ -430,17 +435,18 @@ impl TreeBodies {
         b_g: &[Vector6<f64>],
     ) -> Result<(Vec<f64>, Vec<Vector6<f64>>), SolveFailure> {
         let mut du = b_u.to_vec();
-        let mut ys = Vec::with_capacity(self.local.len());
+        self.ys.clear();
         for l in &self.local {
-            ys.push(l.forward(&b_g[l.group], &mut du));
+            self.ys.push(l.forward(&b_g[l.group], &mut du));
         }
-        let mut r_u: Vec<Vector6<f64>> = (0..du.len() / 6).map(|k| block(&du, k)).collect();
+        self.r_u.clear();
+        self.r_u.extend((0..du.len() / 6).map(|k| block(&du, k)));
         let mut dl = vec![Vector6::zeros(); groups.len()];
-        self.tree.solve(&mut r_u, groups, b_g, &mut dl)?;
-        for (d, r) in du.chunks_exact_mut(6).zip(&r_u) {
+        self.tree.solve(&mut self.r_u, groups, b_g, &mut dl)?;
+        for (d, r) in du.chunks_exact_mut(6).zip(&self.r_u) {
             d.copy_from_slice(r.as_slice());
         }
-        for (l, y) in self.local.iter().zip(&ys) {
+        for (l, y) in self.local.iter().zip(&self.ys) {
             dl[l.group] = l.back(y, &du);
         }
         Ok((du, dl))
@@ -484,6 +490,9 @@ impl ReducedLu {
                     tree,
                     factorized: false,
                     fallback: None,
+                    diagonal: Vec::with_capacity(nd),
+                    ys: Vec::new(),
+                    r_u: Vec::with_capacity(nd),
                 })),
                 None => Structure::Sparse(Box::new(SparseBodies::new(nd, groups, cross))),
             },
@@ -582,14 +591,15 @@ impl ReducedLu {
         match &mut self.structure {
             Structure::Tree(t) => {
                 t.factorized = false;
-                let mut diagonal = a.diagonal.clone();
+                t.diagonal.clear();
+                t.diagonal.extend_from_slice(&a.diagonal);
                 for l in &mut t.local {
                     let update = l.eliminate(&groups[l.group], &systems[l.group])?;
                     if let Some(k) = l.body {
-                        diagonal[k] += update;
+                        t.diagonal[k] += update;
                     }
                 }
-                t.tree.factorize(&mut diagonal, a, groups, systems)?;
+                t.tree.factorize(&mut t.diagonal, a, groups, systems)?;
                 let refined = system.refine(b_u, b_g, |b_u, b_g| t.solve(groups, b_u, b_g))?;
                 if !refined.lost {
                     t.factorized = true;
@@ -712,7 +722,7 @@ impl Unreduced<'_> {
                 for (i, k) in g.bodies.iter().enumerate() {
                     if let Some(k) = k {
                         let force = s.force.fixed_columns::<6>(6 * i);
-                        sub_block(&mut r_u, *k, &(-(force.transpose() * dlg)));
+                        sub_block(&mut r_u, *k, &(-force.tr_mul(dlg)));
                     }
                 }
                 r_g.push(b - s.times(g.bodies, &du) - s.diagonal * dlg);

@@ -335,8 +335,15 @@ where
     DefaultAllocator: Allocator<M, M> + Allocator<U6, M> + Allocator<M, U6>,
 {
     /// Link `l`'s blocks with `m` rows (at least its own).
-    fn gather(m: M, l: &Link, (_, a, groups, systems): LinkInputs) -> Self {
-        let mut rows = Self {
+    fn gather(m: M, l: &Link, inputs: LinkInputs) -> Self {
+        let mut rows = Self::zeros(m);
+        rows.fill(l, inputs);
+        rows
+    }
+
+    /// Blocks of `m` rows, not yet gathered.
+    fn zeros(m: M) -> Self {
+        Self {
             b_b: OMatrix::zeros_generic(U6, m),
             b_p: OMatrix::zeros_generic(U6, m),
             g: OMatrix::zeros_generic(m, U6),
@@ -344,31 +351,39 @@ where
             d: OMatrix::identity_generic(m, m),
             a_bp: Matrix6::zeros(),
             a_pb: Matrix6::zeros(),
-        };
+        }
+    }
+
+    /// Gathers link `l`'s blocks in place, over those of its last gathering (or
+    /// [`LinkRows::zeros`]): every gathering writes the same entries, the rows of its
+    /// groups and their blocks of $D$, so the others (the padding, $D$ between two
+    /// groups) keep the zeros and the identity they were created with.
+    fn fill(&mut self, l: &Link, (_, a, groups, systems): LinkInputs) {
         let mut r = 0;
         for &(gi, slot) in &l.groups {
             let (s, len) = (&systems[gi], groups[gi].len);
             let (own, other) = (6 * slot, 6 * (1 - slot));
             for i in 0..len {
                 for c in 0..6 {
-                    rows.b_b[(c, r + i)] = -s.force[(i, own + c)];
-                    rows.b_p[(c, r + i)] = -s.force[(i, other + c)];
-                    rows.g[(r + i, c)] = s.jacobian[(i, own + c)];
-                    rows.g_p[(r + i, c)] = s.jacobian[(i, other + c)];
+                    self.b_b[(c, r + i)] = -s.force[(i, own + c)];
+                    self.b_p[(c, r + i)] = -s.force[(i, other + c)];
+                    self.g[(r + i, c)] = s.jacobian[(i, own + c)];
+                    self.g_p[(r + i, c)] = s.jacobian[(i, other + c)];
                 }
                 for j in 0..len {
-                    rows.d[(r + i, r + j)] = s.diagonal[(i, j)];
+                    self.d[(r + i, r + j)] = s.diagonal[(i, j)];
                 }
             }
             r += len;
         }
+        self.a_bp.fill(0.0);
         for &c in &l.cross_up {
-            rows.a_bp += a.cross[c].2;
+            self.a_bp += a.cross[c].2;
         }
+        self.a_pb.fill(0.0);
         for &c in &l.cross_down {
-            rows.a_pb += a.cross[c].2;
+            self.a_pb += a.cross[c].2;
         }
-        rows
     }
 }
 
@@ -476,16 +491,14 @@ where
     a_inv: Matrix6<f64>,
     /// $V = A_{bb}^{-1}B_b$.
     v: OMatrix<f64, U6, M>,
-    /// $G_b$.
-    g: OMatrix<f64, M, U6>,
     /// $S^{-1}$: by [`inverse_by_blocks`] for five rows, else by [`inverse_pivoted`].
     s_inv: OMatrix<f64, M, M>,
     /// $X_b = K_b^{-1}C_{bp}$: its body rows and its constraint rows.
     x_body: Matrix6<f64>,
     x_rows: OMatrix<f64, M, U6>,
-    /// $C_{pb} = [A_{pb}\;\; -hF_p^\top]$.
-    a_pb: Matrix6<f64>,
-    b_p: OMatrix<f64, U6, M>,
+    /// The link's blocks, gathered in place by each factorization: the solves read
+    /// $G_b$ and $C_{pb} = [A_{pb}\;\; -hF_p^\top]$ from them.
+    rows: LinkRows<M>,
 }
 
 impl<M: DimMin<M, Output = M>> LinkBlock<M>
@@ -498,12 +511,10 @@ where
         Self {
             a_inv: Matrix6::identity(),
             v: OMatrix::zeros_generic(U6, m),
-            g: OMatrix::zeros_generic(m, U6),
             s_inv: OMatrix::identity_generic(m, m),
             x_body: Matrix6::zeros(),
             x_rows: OMatrix::zeros_generic(m, U6),
-            a_pb: Matrix6::zeros(),
-            b_p: OMatrix::zeros_generic(U6, m),
+            rows: LinkRows::zeros(m),
         }
     }
 
@@ -513,12 +524,10 @@ where
         self.a_inv = inverse_by_blocks::<6, 3>(inputs.0)
             .or_else(|| inverse_pivoted::<U6>(inputs.0))
             .ok_or(SolveFailure::Singular)?;
-        let rows = LinkRows::gather(self.g.shape_generic().0, l, inputs);
-        self.g = rows.g;
-        self.b_p = rows.b_p;
-        self.a_pb = rows.a_pb;
-        self.v = self.a_inv * rows.b_b;
-        let s = rows.d - &self.g * &self.v;
+        self.rows.fill(l, inputs);
+        let rows = &mut self.rows;
+        self.v = self.a_inv * &rows.b_b;
+        let s = &rows.d - &rows.g * &self.v;
         let m = s.shape_generic().0;
         let by_blocks = match s.nrows() {
             5 => inverse_by_blocks::<5, 2>(&SMatrix::from_iterator(s.iter().copied()))
@@ -532,29 +541,32 @@ where
         // A revolute, ball or fixed joint's stiffness couples the two bodies' rotations
         // only (its torques' arms and axes turn with them, its forces do not): then only
         // the angular columns of x' and the angular rows of A_pb X are not zero, and only
-        // they are computed (the same numbers, without the products with zeros).
-        let angular = angular_only(&rows.a_bp) && angular_only(&self.a_pb);
+        // they are computed (the same numbers, without the products with zeros). G_p is
+        // not read after this: it becomes G_p − G_b x' in place (its padded rows stay
+        // zero, as G_b's are, for the next gathering).
+        let angular = angular_only(&rows.a_bp) && angular_only(&rows.a_pb);
         let mut x_first = Matrix6::zeros();
-        let mut g_p = rows.g_p;
         if angular {
             let x_ang = self.a_inv.fixed_columns::<3>(3) * rows.a_bp.fixed_view::<3, 3>(3, 3);
             x_first.fixed_columns_mut::<3>(3).copy_from(&x_ang);
-            g_p.fixed_columns_mut::<3>(3).sub_assign(&(&self.g * x_ang));
+            let update = &rows.g * x_ang;
+            rows.g_p.fixed_columns_mut::<3>(3).sub_assign(&update);
         } else {
             x_first = self.a_inv * rows.a_bp;
-            g_p -= &self.g * x_first;
+            let update = &rows.g * x_first;
+            rows.g_p -= update;
         }
-        self.x_rows = &self.s_inv * g_p;
+        self.x_rows = &self.s_inv * &rows.g_p;
         self.x_body = x_first - &self.v * &self.x_rows;
         let mut coupled = Matrix6::zeros();
         if angular {
             coupled
                 .fixed_rows_mut::<3>(3)
-                .copy_from(&(self.a_pb.fixed_view::<3, 3>(3, 3) * self.x_body.fixed_rows::<3>(3)));
+                .copy_from(&(rows.a_pb.fixed_view::<3, 3>(3, 3) * self.x_body.fixed_rows::<3>(3)));
         } else {
-            coupled = self.a_pb * self.x_body;
+            coupled = rows.a_pb * self.x_body;
         }
-        Ok(coupled + &self.b_p * &self.x_rows)
+        Ok(coupled + &rows.b_p * &self.x_rows)
     }
 
     /// Forward pass on the link's unknowns `z` (the body's six, then the rows' `M`):
@@ -562,15 +574,15 @@ where
     fn forward(&self, z: &mut [f64]) -> Result<Vector6<f64>, SolveFailure> {
         let (body, rows) = z.split_at_mut(6);
         let x = self.a_inv * Vector6::from_column_slice(body);
-        let m = self.g.shape_generic().0;
+        let m = self.rows.g.shape_generic().0;
         let rows = &mut rows[..m.value()];
         let mut r = OVector::<f64, M>::from_column_slice_generic(m, U1, rows);
-        r -= &self.g * x;
+        r -= &self.rows.g * x;
         let y = &self.s_inv * r;
         let x = x - &self.v * &y;
         body.copy_from_slice(x.as_slice());
         rows.copy_from_slice(y.as_slice());
-        Ok(self.a_pb * x + &self.b_p * y)
+        Ok(self.rows.a_pb * x + &self.rows.b_p * y)
     }
 
     /// Backward pass: $x_b = y_b - X_b\Delta u_p$, in place.
@@ -637,6 +649,11 @@ where
     let r = a.fixed_view::<D, 3>(3, 0);
     let s = a.fixed_view::<D, D>(3, 3);
     let (p_inv, kappa_p) = inverse::<3>(&p.into_owned())?;
+    // κ(T) ≥ 1 (‖I‖ ≤ ‖T‖‖T⁻¹‖): a leading block past the bound alone is refused before
+    // the Schur complement is formed (a body pressed by hard contacts).
+    if kappa_p > MAX_BLOCK_CONDITION {
+        return None;
+    }
     let x = p_inv * q;
     let y = r * p_inv;
     let update = r * x;
