@@ -357,8 +357,12 @@ where
     /// Gathers link `l`'s blocks in place, over those of its last gathering (or
     /// [`LinkRows::zeros`]): every gathering writes the same entries, the rows of its
     /// groups and their blocks of $D$, so the others (the padding, $D$ between two
-    /// groups) keep the zeros and the identity they were created with.
+    /// groups) keep the zeros and the identity they were created with. $G_p$, which
+    /// [`LinkBlock::factor`] turns into $G_p - G_bx'$ in place, is zeroed first: its
+    /// padding stays zero whatever that product held (a NaN from a failed iterate would
+    /// otherwise stay in the padding of every later factorization).
     fn fill(&mut self, l: &Link, (_, a, groups, systems): LinkInputs) {
+        self.g_p.fill(0.0);
         let mut r = 0;
         for &(gi, slot) in &l.groups {
             let (s, len) = (&systems[gi], groups[gi].len);
@@ -542,8 +546,8 @@ where
         // only (its torques' arms and axes turn with them, its forces do not): then only
         // the angular columns of x' and the angular rows of A_pb X are not zero, and only
         // they are computed (the same numbers, without the products with zeros). G_p is
-        // not read after this: it becomes G_p − G_b x' in place (its padded rows stay
-        // zero, as G_b's are, for the next gathering).
+        // not read after this: it becomes G_p − G_b x' in place (LinkRows::fill zeroes it
+        // again).
         let angular = angular_only(&rows.a_bp) && angular_only(&rows.a_pb);
         let mut x_first = Matrix6::zeros();
         if angular {

@@ -491,6 +491,29 @@ proptest! {
         }
     }
 
+    /// Each factorization gathers a link's rows over the last one's in place
+    /// (`axion_cpu::tree`) and keeps nothing else of it: after a system whose stiffness
+    /// couplings are NaN (as a failed iterate's could be), the same factorization solves
+    /// the finite system to a new one's numbers, bit for bit.
+    #[test]
+    fn a_factorization_after_a_nan_is_a_new_one(nd in 2usize..16, seed in any::<u64>()) {
+        let s = scene(nd, seed, false, false, false);
+        prop_assume!(!s.a.cross.is_empty());
+        let (mut lu, x) = solve(&s, true);
+        let poisoned = BodyMatrix {
+            diagonal: s.a.diagonal.clone(),
+            cross: (s.a.cross.iter())
+                .map(|&(i, j, _)| (i, j, Matrix6::repeat(f64::NAN)))
+                .collect(),
+        };
+        // A failure or a NaN solution, whichever: only what it leaves behind matters.
+        let _ = lu.solve(&poisoned, &s.groups, &s.systems, &s.b_u, &s.b_g);
+        let again = lu
+            .solve(&s.a, &s.groups, &s.systems, &s.b_u, &s.b_g)
+            .expect("non-singular");
+        prop_assert_eq!(joined(again), x);
+    }
+
     /// A joint closing a loop leaves the system to the sparse LU.
     #[test]
     fn a_loop_is_left_to_the_sparse_lu(nd in 3usize..12, seed in any::<u64>()) {
